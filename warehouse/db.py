@@ -1,0 +1,60 @@
+"""Connections to the warehouse and the one helper every loader uses to write atomically."""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from warehouse.paths import warehouse_path
+from warehouse.schema import ensure_schema
+
+
+def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse (creating the file and every loaded table if needed) with UDFs registered."""
+    target = warehouse_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(target), read_only=read_only)
+    if not read_only:
+        ensure_schema(con)
+    from udfs.register import register_all
+
+    register_all(con)
+    return con
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All-or-nothing block: a failure inside leaves the warehouse exactly as it was."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def replace_where(con: duckdb.DuckDBPyConnection, table: str, where: str, params: list, rows) -> int:
+    """Delete the rows of ``table`` matching ``where`` and insert ``rows`` (a pyarrow/polars/pandas
+    table whose columns are a subset of the table's, by name). Call inside :func:`transaction`.
+    Returns the number of rows inserted."""
+    con.execute(f"DELETE FROM {table} WHERE {where}", params)
+    if rows is None or len(rows) == 0:
+        return 0
+    con.register("_rows_to_insert", rows)
+    try:
+        cols = ", ".join(f'"{c}"' for c in _column_names(rows))
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _rows_to_insert")
+    finally:
+        con.unregister("_rows_to_insert")
+    return len(rows)
+
+
+def _column_names(rows) -> list[str]:
+    if hasattr(rows, "column_names"):
+        return list(rows.column_names)
+    return list(rows.columns)
+

@@ -1,0 +1,158 @@
+"""DDL of every table the Python jobs load. dbt reads these as sources; models never write them.
+
+Offsets are always ``[char_start, char_end)`` into ``documents.text`` (content only: prefixes
+never shift offsets). Every table exists from the first connection on, empty until loaded, so a
+``dbt build`` on a fresh warehouse is green and simply produces empty marts.
+
+Tables are keyed (uniqueness is enforced by dbt data tests, not by DuckDB indexes, so that the
+delete-then-insert reloads in :func:`warehouse.db.replace_where` stay cheap).
+"""
+from __future__ import annotations
+
+import duckdb
+
+TABLES: dict[str, str] = {
+    # --- corpora (issue 2) -------------------------------------------------------------
+    "documents": """
+        doc_id VARCHAR NOT NULL,        -- '<corpus>/<source id>', globally unique
+        corpus VARCHAR NOT NULL,
+        title VARCHAR NOT NULL,
+        text VARCHAR NOT NULL,          -- flat text: title, blank line, then the body paragraphs
+        topic_bucket VARCHAR,           -- Wikipedia: keyword bucket; QASPER: NULL
+        split VARCHAR,                  -- source split (train/dev/test) or NULL
+        source_file VARCHAR NOT NULL""",
+    "paragraphs": """
+        doc_id VARCHAR NOT NULL,
+        para_idx INTEGER NOT NULL,      -- 0-based over the body (the title is not a paragraph)
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL""",
+    "sections": """
+        structure VARCHAR NOT NULL,     -- 'gold' or 'induced:<inducer>'
+        doc_id VARCHAR NOT NULL,
+        section_idx INTEGER NOT NULL,   -- pre-order position in the heading tree, 0-based
+        parent_idx INTEGER,             -- NULL for level-1 sections
+        level INTEGER NOT NULL,         -- 1..4 (wikitext '==' is level 1)
+        title VARCHAR NOT NULL,
+        para_start INTEGER NOT NULL,    -- subtree span: own paragraphs and all descendants', inclusive
+        para_end INTEGER NOT NULL,
+        char_start INTEGER NOT NULL,    -- = paragraphs[para_start].char_start
+        char_end INTEGER NOT NULL       -- = paragraphs[para_end].char_end""",
+    "queries": """
+        query_id VARCHAR NOT NULL,      -- '<corpus>/<source id>'
+        doc_id VARCHAR,                 -- the query's document (NULL for corpus-level queries: BEIR)
+        corpus VARCHAR NOT NULL,
+        text VARCHAR NOT NULL,
+        query_type VARCHAR NOT NULL""",
+    "evidence": """
+        query_id VARCHAR NOT NULL,
+        span_idx INTEGER NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        match_method VARCHAR NOT NULL   -- exact | fuzzy | section | generated""",
+    "qrels": """
+        query_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        relevance INTEGER NOT NULL""",
+    "funnel": """
+        corpus VARCHAR NOT NULL,
+        stage VARCHAR NOT NULL,         -- e.g. 'questions', 'papers', 'wiki_filter'
+        reason VARCHAR NOT NULL,        -- 'input', 'kept', or the reason items were dropped
+        n BIGINT NOT NULL""",
+    "quarantine": """
+        corpus VARCHAR NOT NULL,
+        source_file VARCHAR NOT NULL,
+        record_id VARCHAR NOT NULL,
+        stage VARCHAR NOT NULL,
+        reason VARCHAR NOT NULL""",
+    "corpus_meta": """
+        corpus VARCHAR NOT NULL,
+        key VARCHAR NOT NULL,           -- e.g. 'sampling_seed', 'bucket_cap', 'bucket_size:biography'
+        value VARCHAR NOT NULL""",
+    # --- chunking and prefixes (issue 2) --------------------------------------------------
+    "chunks": """
+        chunkset VARCHAR NOT NULL,      -- 'fixed' | 'structural:<structure>' | 'doc'
+        chunk_id VARCHAR NOT NULL,      -- '<chunkset>|<doc_id>|<chunk_idx>'
+        doc_id VARCHAR NOT NULL,
+        chunk_idx INTEGER NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        content_tokens INTEGER NOT NULL,
+        section_idx INTEGER             -- section of the chunkset's structure holding the chunk start""",
+    "chunkset_docs": """
+        chunkset VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        reference_structure VARCHAR,    -- fixed: the structure whose mean chunk length set the window
+        target_tokens DOUBLE,           -- fixed: the window (mean structural content tokens)
+        tokenizer VARCHAR NOT NULL""",
+    "chunk_prefixes": """
+        chunkset VARCHAR NOT NULL,
+        chunk_id VARCHAR NOT NULL,
+        prefix_kind VARCHAR NOT NULL,   -- 'path' | 'placebo' | 'llm_context'
+        depth INTEGER NOT NULL,         -- path elements kept (title included); 0 for llm_context
+        prefix VARCHAR NOT NULL,        -- exact text placed before the content, separator included
+        prefix_tokens INTEGER NOT NULL""",
+    "placebo_paths": """
+        structure VARCHAR NOT NULL,
+        corpus VARCHAR NOT NULL,
+        depth INTEGER NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        path VARCHAR NOT NULL,          -- the real path (elements joined by ' › ')
+        placebo_doc_id VARCHAR NOT NULL,
+        placebo_path VARCHAR NOT NULL,
+        same_document BOOLEAN NOT NULL, -- residual same-document assignment
+        seed BIGINT NOT NULL""",
+    # --- LLM stages (issue 5) -----------------------------------------------------------------
+    "llm_calls": """
+        cache_key VARCHAR NOT NULL,     -- sha256 of (model, messages, sampling params, seed, prompt version)
+        model VARCHAR NOT NULL,
+        prompt_name VARCHAR NOT NULL,
+        prompt_version VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,       -- what the call was for (doc_id, chunk_id, ...)
+        request_json VARCHAR NOT NULL,  -- messages + params + seed (never an API key)
+        response_text VARCHAR NOT NULL,
+        backend VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL""",
+    "induction_log": """
+        structure VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,        -- usable | repaired | failed
+        n_sections INTEGER,
+        detail VARCHAR NOT NULL""",
+    # --- embeddings and runs (issue 3) ------------------------------------------------------
+    "embeddings": """
+        embedder VARCHAR NOT NULL,
+        text_hash VARCHAR NOT NULL,     -- sha256 of the exact text embedded (query instruction excluded)
+        vector FLOAT[] NOT NULL         -- L2-normalized""",
+    "runs": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        reranker VARCHAR NOT NULL,      -- 'none' for first-stage runs
+        condition VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,          -- 1-based
+        chunk_id VARCHAR NOT NULL,
+        score DOUBLE NOT NULL""",
+    "routing": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        condition VARCHAR NOT NULL,
+        query_id VARCHAR NOT NULL,
+        routed_sections VARCHAR[] NOT NULL,  -- '<doc_id>#<section_idx>' of the kept top-level sections
+        section_recall BOOLEAN             -- NULL when the query has no chunk-level evidence""",
+    "run_manifest": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        reranker VARCHAR NOT NULL,
+        condition VARCHAR NOT NULL,
+        fingerprint VARCHAR NOT NULL,   -- hash of the inputs; a run is recomputed only when it changes
+        k INTEGER NOT NULL,
+        n_queries INTEGER NOT NULL,
+        created_at TIMESTAMP NOT NULL""",
+}
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every loaded table that does not exist yet (never alters or drops)."""
+    for name, columns in TABLES.items():
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
