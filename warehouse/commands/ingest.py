@@ -8,3 +8,132 @@ ingest_app = typer.Typer(help="Load a corpus into the warehouse.", no_args_is_he
 
 def register(app: typer.Typer) -> None:
     app.add_typer(ingest_app, name="ingest")
+
+
+@ingest_app.command("qasper")
+def ingest_qasper(
+    files: list[str] = typer.Argument(..., help="QASPER v0.3 JSON and/or allenai/qasper JSONL files (merged)."),
+    corpus: str = typer.Option("qasper", "--corpus", help="Corpus name (doc_id prefix)."),
+    limit: int | None = typer.Option(None, "--limit", help="Keep the first N papers in sorted paper-id order."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+) -> None:
+    """Load QASPER papers, gold sections, questions and evidence (replaces the corpus's rows)."""
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from ingest.errors import IngestError
+    from ingest.qasper import load_qasper
+    from ingest.qasper_report import render_summary
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        with Progress(console=console, transient=True) as bar:
+            task = bar.add_task("papers", total=None)
+            summary = load_qasper(con, [Path(f) for f in files], corpus=corpus, limit=limit,
+                                  progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except (IngestError, FileNotFoundError) as exc:
+        console.print(f"[red]ingest qasper failed, warehouse unchanged:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    render_summary(summary, console)
+
+
+@ingest_app.command("wikipedia")
+def ingest_wikipedia(
+    file: str = typer.Argument(..., help="MediaWiki XML export (.xml) or JSONL with a 'wikitext' field (.jsonl)."),
+    no_filters: bool = typer.Option(False, "--no-filters", help="Load every article (skip the quality filters)."),
+    seed: int = typer.Option(20260710, "--seed", help="Seed of the sampling walk."),
+    cap: int = typer.Option(60, "--cap", help="Most articles kept per topic bucket."),
+    corpus: str = typer.Option("wikipedia", "--corpus", help="Corpus name (doc_id prefix)."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+) -> None:
+    """Load Wikipedia articles and their gold sections (replaces the corpus's rows)."""
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from ingest.errors import IngestError
+    from ingest.wikipedia import load_wikipedia
+    from ingest.wikipedia_report import render_summary
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        with Progress(console=console, transient=True) as bar:
+            task = bar.add_task("articles", total=None)
+            summary = load_wikipedia(con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap,
+                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except (IngestError, ValueError) as exc:
+        console.print(f"[red]ingest wikipedia failed, warehouse unchanged:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    render_summary(summary, console)
+
+
+def _print_flat_summary(console, summary: dict) -> None:
+    """Counts and funnel of a corpus without structure (BEIR, HotpotQA)."""
+    console.print(f"[green]{summary['corpus']}[/green]: {summary['documents']} documents, {summary['queries']} queries, "
+                  f"{summary['qrels']} qrels, {summary['quarantined']} quarantined ({summary['seconds']:.1f} s)")
+    for stage, reasons in summary["funnel"].items():
+        console.print(f"  {stage}: " + ", ".join(f"{r} {n}" for r, n in reasons.items()))
+    console.print("  next: `ragwh chunk` (or `ragwh run`) gives each document its one 'doc' chunk (condition DOC)")
+
+
+@ingest_app.command("beir")
+def ingest_beir(
+    directory: str = typer.Argument(..., help="BEIR directory: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
+    split: str = typer.Option("test", "--split", help="qrels split to load (qrels/SPLIT.tsv); only its queries."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: directory name without 'beir_')."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+) -> None:
+    """Load a BEIR corpus: one-paragraph documents, the split's queries and qrels (replaces the corpus's rows)."""
+    from rich.console import Console
+
+    from ingest.beir import load_beir
+    from ingest.errors import IngestError
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        summary = load_beir(con, directory, corpus=corpus, split=split)
+    except IngestError as exc:
+        console.print(f"[red]ingest beir failed, warehouse unchanged:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    _print_flat_summary(console, summary)
+
+
+@ingest_app.command("hotpotqa")
+def ingest_hotpotqa(
+    file: str = typer.Argument(..., help="HotpotQA distractor JSON (original format)."),
+    corpus: str = typer.Option("hotpotqa", "--corpus", help="Corpus name (doc_id prefix)."),
+    limit: int | None = typer.Option(None, "--limit", help="Keep the first N questions in file order."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+) -> None:
+    """Load HotpotQA: each context paragraph a document, supporting-fact titles the relevant documents."""
+    from rich.console import Console
+
+    from ingest.errors import IngestError
+    from ingest.hotpotqa import load_hotpotqa
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        summary = load_hotpotqa(con, file, corpus=corpus, limit=limit)
+    except IngestError as exc:
+        console.print(f"[red]ingest hotpotqa failed, warehouse unchanged:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    _print_flat_summary(console, summary)
