@@ -15,6 +15,7 @@ app = typer.Typer(
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
     "warehouse.commands.ingest",
+    "warehouse.commands.chunk",
 ]
 
 for _name in COMMAND_MODULES:

@@ -149,6 +149,14 @@ TABLES: dict[str, str] = {
         k INTEGER NOT NULL,
         n_queries INTEGER NOT NULL,
         created_at TIMESTAMP NOT NULL""",
+    # --- orchestration (issue 6) ------------------------------------------------------------------
+    "stage_manifest": """
+        stage VARCHAR NOT NULL,         -- 'ingest' | 'induce' | 'chunk' | 'dbt:conditions' | 'embed' | ...
+        scope VARCHAR NOT NULL,         -- what the stage ran over, e.g. the corpus or '<corpus>|<embedder>'
+        fingerprint VARCHAR NOT NULL,   -- sha256 of the stage's inputs; unchanged = the stage is skipped
+        detail VARCHAR NOT NULL,        -- one-line summary of what the stage did
+        seconds DOUBLE NOT NULL,        -- wall time of the last completed run of the stage
+        finished_at TIMESTAMP NOT NULL""",
 }
 
 

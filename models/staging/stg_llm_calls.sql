@@ -1,0 +1,1 @@
+select * from {{ source('warehouse', 'llm_calls') }}
