@@ -1,0 +1,35 @@
+{{ config(tags=['evaluation']) }}
+-- Document-clustered bootstrap (udfs/bootstrap.py; B = var bootstrap_b, seed = var bootstrap_seed)
+-- of the mean paired delta per contrast and cell, with Cohen's dz (udfs/effects.py). Computed once;
+-- contrasts, contrast_mde and primary_contrasts read it.
+with lists as (
+    select
+        contrast, corpus, embedder, reranker, metric,
+        list(delta order by cluster_id, query_id) as deltas,
+        list(cluster_id order by cluster_id, query_id) as clusters
+    from {{ ref('contrast_deltas') }}
+    group by contrast, corpus, embedder, reranker, metric
+),
+
+boot as (
+    select
+        contrast, corpus, embedder, reranker, metric,
+        cluster_bootstrap(deltas, clusters, {{ var('bootstrap_b') }}, {{ var('bootstrap_seed') }}) as b,
+        cohens_dz(deltas) as dz
+    from lists
+)
+
+select
+    contrast, corpus, embedder, reranker, metric,
+    b.n as n_queries,
+    b.n_clusters as n_docs,
+    b.estimate as mean_delta,
+    b.ci_low,
+    b.ci_high,
+    b.p_value,
+    b.se as se_boot,
+    case when isnan(dz) then null else dz end as dz,
+    metric = '{{ var("primary_metric") }}'
+        and embedder = '{{ var("primary_embedder") }}'
+        and reranker = '{{ var("primary_reranker") }}' as is_primary
+from boot

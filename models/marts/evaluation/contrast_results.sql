@@ -1,0 +1,38 @@
+{{ config(tags=['evaluation'], alias='contrasts') }}
+-- The contrast family per cell (table `contrasts`): mean paired delta (treatment - control) with its
+-- document-clustered bootstrap CI and two-sided p, Holm step-down p across the contrasts of the
+-- same cell (udfs/multiple.py), Cohen's dz. is_primary marks the pre-registered cell (vars
+-- primary_metric x primary_embedder x primary_reranker); every other cell is exploratory.
+with family as (
+    select
+        corpus, embedder, reranker, metric,
+        list(contrast order by contrast) as contrasts,
+        holm_adjust(list(p_value order by contrast)) as adjusted
+    from {{ ref('contrast_bootstrap') }}
+    group by corpus, embedder, reranker, metric
+),
+
+holm as (
+    select corpus, embedder, reranker, metric, unnest(contrasts) as contrast, unnest(adjusted) as p_holm
+    from family
+)
+
+select
+    b.contrast::varchar as contrast,
+    b.corpus::varchar as corpus,
+    b.embedder::varchar as embedder,
+    b.reranker::varchar as reranker,
+    b.metric::varchar as metric,
+    b.n_queries::bigint as n_queries,
+    b.n_docs::bigint as n_docs,
+    b.mean_delta::double as mean_delta,
+    b.ci_low::double as ci_low,
+    b.ci_high::double as ci_high,
+    b.p_value::double as p_value,
+    h.p_holm::double as p_holm,
+    b.dz::double as dz,
+    b.is_primary::boolean as is_primary
+from {{ ref('contrast_bootstrap') }} as b
+inner join holm as h
+    on h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker
+    and h.metric = b.metric and h.contrast = b.contrast
