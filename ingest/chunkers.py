@@ -23,8 +23,9 @@ Structural chunks (one structure, :func:`structural_chunks`)
        sections), so pieces of one section and pieces of sibling sections share a group. Scanning
        left to right, a piece under ``MIN_TOKENS`` (60) merges with an adjacent piece of the same
        group: the smaller of the two neighbours (previous on a tie, previous when only it qualifies,
-       next when only it qualifies). The merged piece takes the first part's ``section_idx`` and is
-       examined again (it may still be under 60). A small piece with no same-group neighbour stays
+       next when only it qualifies). The merged piece takes the ``section_idx`` of the part with
+       more content tokens (the earlier part on a tie), so its heading path names the section most
+       of it comes from, and is examined again (it may still be under 60). A small piece with no same-group neighbour stays
        as it is. Merging may exceed 350 tokens (at most 350 + 59 for a merge of split pieces).
 
 Fixed size-matched chunks (:func:`fixed_chunks`)
@@ -175,7 +176,8 @@ def merge_small(pieces: Sequence[Piece], min_tokens: int = MIN_TOKENS) -> list[P
             continue
         j = i - 1 if prev_ok and (not next_ok or out[i - 1].tokens <= out[i + 1].tokens) else i
         left, right = out[j], out[j + 1]
-        out[j] = Piece(left.first, right.end, left.tokens + right.tokens, left.section_idx, left.group)
+        major = left.section_idx if left.tokens >= right.tokens else right.section_idx
+        out[j] = Piece(left.first, right.end, left.tokens + right.tokens, major, left.group)
         del out[j + 1]
         i = j
     return out

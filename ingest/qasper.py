@@ -41,7 +41,7 @@ from ingest.qasper_questions import QUESTION_REASONS, EvidenceMatcher, judge_que
 from ingest.qasper_records import SourcedPaper, merge_papers
 from ingest.qasper_text import flatten_paper
 from ingest.segments import build_sections, verify_sections
-from warehouse.db import replace_where, transaction
+from warehouse.db import purge_removed_documents, replace_where, transaction
 
 STRUCTURE = "gold"
 MATCH_METHODS = ("exact", "fuzzy", "section")
@@ -159,6 +159,7 @@ def load_qasper(con: duckdb.DuckDBPyConnection, files: list[Path], corpus: str =
         replace_where(con, "documents", "corpus = ?", [corpus], t["documents"])
         replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_list})", [corpus], t["funnel"])
         replace_where(con, "quarantine", f"corpus = ? AND stage IN ({quarantine_list})", [corpus], t["quarantine"])
+        purge_removed_documents(con, corpus)
     return summarize(built, corpus, files, time.perf_counter() - started)
 
 

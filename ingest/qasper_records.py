@@ -126,9 +126,13 @@ def merge_papers(files: list[Path]) -> tuple[list[SourcedPaper], list[Conflict],
     n_input = 0
     for path in files:
         split = split_from_filename(path)
+        n_before = n_input
         for paper in read_papers(path):
             n_input += 1
             by_id.setdefault(paper.paper_id, []).append((paper, str(path), split))
+        if n_input == n_before:
+            raise IngestError(str(path), None, "no QASPER papers found",
+                              "expected a v0.3 JSON object of papers or allenai/qasper JSONL; nothing was loaded")
     merged: list[SourcedPaper] = []
     conflicts: list[Conflict] = []
     n_identical = n_conflicting = 0

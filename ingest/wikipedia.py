@@ -52,7 +52,7 @@ import pyarrow as pa
 from ingest.wikipedia_records import WikiRecord, read_records
 from ingest.wikipedia_topics import BUCKETS, sampling_walk, topic_bucket
 from ingest.wikitext import WikiArticle, categories, parse, parse_article
-from warehouse.db import replace_where, transaction
+from warehouse.db import purge_removed_documents, replace_where, transaction
 
 STRUCTURE = "gold"
 DEFAULT_SEED = 20260710
@@ -292,6 +292,7 @@ def write_wikipedia(con: duckdb.DuckDBPyConnection, built: WikipediaTables) -> N
         replace_where(con, "quarantine", f"corpus = ? AND stage IN ({quarantine_list})", [corpus], t["quarantine"])
         replace_where(con, "corpus_meta", f"corpus = ? AND (key IN ({meta_list}) OR starts_with(key, 'bucket_size:'))",
                       [corpus], t["corpus_meta"])
+        purge_removed_documents(con, corpus)
 
 
 def summarize(built: WikipediaTables, file: Path, seconds: float) -> dict:

@@ -58,3 +58,23 @@ def _column_names(rows) -> list[str]:
         return list(rows.column_names)
     return list(rows.columns)
 
+
+
+# Tables that hang off a document: rows whose document was removed by a reload are deleted with it.
+_DOC_DEPENDENTS = ("sections", "chunks", "chunkset_docs", "placebo_paths", "induction_log")
+
+
+def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict[str, int]:
+    """Delete rows derived from documents of ``corpus`` that are no longer in ``documents``
+    (structures, chunks, prefixes, chunkset and placebo rows, induction log). Call inside the same
+    :func:`transaction` as the reload. Returns the number of rows deleted per table."""
+    prefix = corpus + "/"
+    deleted: dict[str, int] = {}
+    for table in _DOC_DEPENDENTS:
+        n = con.execute(
+            f"DELETE FROM {table} WHERE starts_with(doc_id, ?) "
+            "AND doc_id NOT IN (SELECT doc_id FROM documents WHERE corpus = ?)", [prefix, corpus]).fetchone()[0]
+        deleted[table] = int(n)
+    n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
+    deleted["chunk_prefixes"] = int(n)
+    return deleted

@@ -47,8 +47,10 @@ def test_greedy_split_fills_up_to_the_limit():
 def test_merge_prefers_the_smaller_neighbour_then_previous():
     assert merge_small([P(0, 1, 200), P(1, 2, 30), P(2, 3, 100)]) == [P(0, 1, 200), P(1, 3, 130)]
     assert merge_small([P(0, 1, 100), P(1, 2, 30), P(2, 3, 100)]) == [P(0, 2, 130), P(2, 3, 100)]  # tie: previous
-    # the merged piece keeps the first part's section
+    # the merged piece takes the section of its larger part (the earlier one on a tie)
     assert merge_small([P(0, 1, 90, 0), P(1, 2, 10, 1)]) == [P(0, 2, 100, 0)]
+    assert merge_small([P(0, 1, 10, 0), P(1, 2, 90, 1)]) == [P(0, 2, 100, 1)]
+    assert merge_small([P(0, 1, 30, 0), P(1, 2, 30, 1)]) == [P(0, 2, 60, 0)]
 
 
 def test_merge_respects_the_parent_and_re_examines():

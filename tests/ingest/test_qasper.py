@@ -495,3 +495,27 @@ def test_all_shared_qasper_papers(con, shared_data):
     assert con.execute("SELECT count(*) FROM evidence e LEFT JOIN queries q USING (query_id) "
                        "WHERE q.doc_id IS DISTINCT FROM e.doc_id").fetchone()[0] == 0
     assert summary["match_shares"]["exact"] > 0.9
+
+
+@pytest.mark.parametrize(("name", "content"), [("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("empty.json", "{}")])
+def test_a_file_with_no_papers_is_an_error_and_changes_nothing(con, tmp_path, shared_data, name, content):
+    from ingest.errors import IngestError
+
+    load_qasper(con, [shared_data / "qasper" / "qasper_train_sample_shared.hf.jsonl"])
+    before = con.execute("SELECT count(*) FROM documents").fetchone()[0]
+    empty = tmp_path / name
+    empty.write_text(content)
+    with pytest.raises(IngestError, match=f"{name}: no QASPER papers found"):
+        load_qasper(con, [empty])
+    assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == before == 5
+
+
+def test_reload_without_a_paper_purges_what_hung_off_it(con, shared_data):
+    src = shared_data / "qasper" / "qasper_train_sample_shared.hf.jsonl"
+    load_qasper(con, [src])
+    con.execute("INSERT INTO sections SELECT 'induced:texttiling', * EXCLUDE (structure) FROM sections")
+    con.execute("INSERT INTO chunks VALUES ('doc', 'doc|qasper/1909.00694|0', 'qasper/1909.00694', 0, 0, 5, 1, NULL)")
+    load_qasper(con, [src], limit=1)
+    kept = con.execute("SELECT doc_id FROM documents").fetchall()
+    assert con.execute("SELECT DISTINCT doc_id FROM sections ORDER BY 1").fetchall() == kept
+    assert con.execute("SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)").fetchone()[0] == 0
