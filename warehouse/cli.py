@@ -16,6 +16,8 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "warehouse.commands.ingest",
     "warehouse.commands.chunk",
+    "warehouse.commands.induce",
+    "warehouse.commands.generate",
 ]
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,95 @@
+"""LLM configuration: the experiment config's ``llm:`` mapping, overridden by environment variables.
+
+Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm``,
+``RAGWH_LLM_BASE_URL``, ``RAGWH_LLM_MODEL``, ``RAGWH_LLM_API_KEY``, ``RAGWH_LLM_REPLAY_ONLY``), then the
+experiment config (a YAML file whose ``llm:`` mapping holds any field of :class:`LLMConfig` except
+``api_key``), then the defaults below. The API key is read from the environment only, is sent as a
+bearer token and is never written anywhere (not in ``llm_calls``, not in logs).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+BACKENDS = ("openai", "vllm")
+ENV = {
+    "backend": "RAGWH_LLM_BACKEND",
+    "base_url": "RAGWH_LLM_BASE_URL",
+    "model": "RAGWH_LLM_MODEL",
+    "api_key": "RAGWH_LLM_API_KEY",
+    "replay_only": "RAGWH_LLM_REPLAY_ONLY",
+}
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to generate.
+
+    - ``base_url``: an OpenAI-style base URL that already ends in the API version
+      (``http://127.0.0.1:8000/v1``); requests go to ``<base_url>/chat/completions``.
+    - ``timeout_s``: per-request timeout (seconds) for connect, read and write.
+    - ``max_retries``: retries after the first attempt on HTTP 5xx/429, timeouts and connection
+      errors; the wait before retry ``r`` (0-based) is ``backoff_s * 2**r`` seconds, capped at ``backoff_max_s``.
+    - ``concurrency``: requests in flight at once (HTTP backend).
+    - ``seed``: the sampling seed of every stage (part of every cache key).
+    - ``commit_every``: completions written to ``llm_calls`` per transaction, so an interrupted stage
+      loses at most one batch.
+    - ``vllm``: extra keyword arguments for ``vllm.LLM(...)`` (e.g. ``tensor_parallel_size``,
+      ``max_model_len``, ``gpu_memory_utilization``).
+    """
+
+    backend: str = "openai"
+    model: str = ""
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float = 300.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+    concurrency: int = 8
+    seed: int = 20260710
+    commit_every: int = 64
+    replay_only: bool = False
+    vllm: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"LLM backend {self.backend!r} unknown: set {ENV['backend']} to one of {', '.join(BACKENDS)}")
+        if self.concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.commit_every < 1:
+            raise ValueError("LLM config: concurrency >= 1, max_retries >= 0, timeout_s > 0 and commit_every >= 1 are required")
+
+
+def _truthy(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
+                    env: Mapping[str, str] | None = None) -> LLMConfig:
+    """Build the config from an experiment config (a mapping, or a YAML file with an ``llm:`` key)
+    and the environment (``os.environ`` unless ``env`` is given)."""
+    env = os.environ if env is None else env
+    if isinstance(config, (str, os.PathLike)):
+        path = Path(config)
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, Mapping):
+            raise ValueError(f"{path}: the experiment config must be a YAML mapping")
+        config = loaded.get("llm", {}) or {}
+    values = dict(config or {})
+    if "api_key" in values:
+        raise ValueError(f"do not put the API key in the experiment config: set {ENV['api_key']} in the environment")
+    known = {f.name for f in dataclasses.fields(LLMConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown llm config keys {unknown}; known: {sorted(known - {'api_key'})}")
+    for key, var in ENV.items():
+        if env.get(var):
+            values[key] = _truthy(env[var]) if key == "replay_only" else env[var]
+    if values.get("backend") == "none":
+        raise ValueError(f"the experiment config has llm.backend: none; set it (or {ENV['backend']}) to one of "
+                         f"{', '.join(BACKENDS)} to run an LLM stage")
+    return LLMConfig(**values)

@@ -1,0 +1,25 @@
+"""A scripted stand-in backend FOR TESTS ONLY: it answers from a Python function, not from a model.
+
+Nothing it produces is a result. Its ``llm_calls`` rows carry ``backend = 'scripted'`` so they can
+never be mistaken for model output.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ingest.llm.backend import LLMBackend, LLMRequest
+
+
+class ScriptedBackend(LLMBackend):
+    """Answers each request with ``respond(request)`` and records every request it was asked."""
+
+    name = "scripted"
+
+    def __init__(self, respond: Callable[[LLMRequest], str], model: str = "scripted-test-model"):
+        self.model = model
+        self._respond = respond
+        self.requests: list[LLMRequest] = []
+
+    def generate(self, requests: Sequence[LLMRequest]) -> list[str]:
+        self.requests.extend(requests)
+        return [self._respond(r) for r in requests]

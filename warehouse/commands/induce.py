@@ -1,0 +1,79 @@
+"""``ragwh induce``: induced section structure (TextTiling or an LLM) for the structured corpora."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+INDUCER_HELP = "texttiling (CPU, paragraph embeddings) or llm (needs RAGWH_LLM_* or --config)"
+
+
+def induce_command(
+    inducer: str = typer.Option("texttiling", "--inducer", help=INDUCER_HELP),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="one corpus (default: every corpus with gold structure)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML whose llm: mapping configures the LLM"),
+    replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
+    chunk: bool = typer.Option(True, "--chunk/--no-chunk", help="re-chunk afterwards and report span identity"),
+    warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
+) -> None:
+    """Induce, verify and load structure induced:<inducer>; print usable/repaired/failed and the comparison with gold."""
+    from ingest.errors import IngestError
+    from ingest.induce import INDUCERS, induce
+    from ingest.llm import LLMError
+    from warehouse.db import connect
+
+    console = Console()
+    if inducer not in INDUCERS:
+        console.print(f"[red]unknown inducer {inducer!r}[/]: use one of {', '.join(INDUCERS)}")
+        raise typer.Exit(2)
+    con = connect(warehouse)
+    try:
+        backend = _llm(con, config, replay_only) if inducer == "llm" else None
+        report = induce(con, inducer, corpus, backend, chunk=chunk)
+    except (IngestError, LLMError, ValueError) as exc:
+        console.print(f"[red]induce failed:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    console.print(f"[bold]structure {report['structure']}[/]")
+    for name, r in report["corpora"].items():
+        counts = r.get("span_identity_counts") or {}
+        if not chunk:
+            span = "not computed (--no-chunk)"
+        elif r.get("span_identity") is None:
+            span = "n/a (no document has both chunksets)"
+        else:
+            span = (f"{r['span_identity']:.1%} ({counts['identical']}/{counts['induced_chunks']} induced chunks, "
+                    f"{counts['documents']} documents)")
+        console.print(
+            f"{name}: {r['documents']} documents, {r['usable']} usable ({r['self_corrected']} self-corrected, "
+            f"{r['repaired']} repaired), {r['failed']} failed; sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
+            f"top-level/doc {_pair(r['mean_top_level_induced'], r['mean_top_level_gold'])}; "
+            f"induced chunk spans identical to a gold chunk span: {span}", soft_wrap=True)
+    if "llm" in report:
+        llm = report["llm"]
+        console.print(f"LLM {llm['model']} via {llm['backend']}: {llm['calls']} calls, {llm['cache_hits']} cache hits")
+    console.print(f"{report['seconds']:.1f} s")
+
+
+def _pair(induced: float | None, gold: float | None) -> str:
+    fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+    return f"{fmt(induced)} (gold {fmt(gold)})"
+
+
+def _llm(con, config: Optional[Path], replay_only: bool):
+    """The cached LLM the CLI stages use: experiment config's llm: mapping + RAGWH_LLM_* + --replay-only."""
+    import dataclasses
+
+    from ingest.llm import load_llm_config, open_llm
+
+    cfg = load_llm_config(config)
+    if replay_only:
+        cfg = dataclasses.replace(cfg, replay_only=True)
+    return open_llm(con, config=cfg)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("induce")(induce_command)
