@@ -16,6 +16,7 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "warehouse.commands.ingest",
     "warehouse.commands.chunk",
+    "warehouse.commands.retrieval",
     "warehouse.commands.induce",
     "warehouse.commands.generate",
 ]

@@ -35,7 +35,7 @@ def ingest_qasper(
             task = bar.add_task("papers", total=None)
             summary = load_qasper(con, [Path(f) for f in files], corpus=corpus, limit=limit,
                                   progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except (IngestError, FileNotFoundError) as exc:
+    except (IngestError, OSError, ValueError) as exc:
         console.print(f"[red]ingest qasper failed, warehouse unchanged:[/red] {exc}")
         raise typer.Exit(1) from None
     finally:
@@ -70,7 +70,7 @@ def ingest_wikipedia(
             task = bar.add_task("articles", total=None)
             summary = load_wikipedia(con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap,
                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except (IngestError, ValueError) as exc:
+    except (IngestError, OSError, ValueError) as exc:
         console.print(f"[red]ingest wikipedia failed, warehouse unchanged:[/red] {exc}")
         raise typer.Exit(1) from None
     finally:

@@ -1,0 +1,51 @@
+"""Real-data check: nDCG@10 of the DOC condition on BEIR SciFact (test split), scored with ranx.
+
+Expects a warehouse where ``ragwh ingest beir ../shared/data/beir_scifact``, ``ragwh chunk``,
+``dbt build --select +tag:conditions``, ``ragwh embed`` and ``ragwh retrieve --condition DOC`` ran.
+Each DOC chunk is one document, so a run's chunk maps to its ``doc_id``; qrels are the corpus's
+``qrels``. nDCG@10 = mean over queries of DCG@10 / IDCG@10 with DCG = sum_i rel_i / log2(i + 1)
+(ranx's definition; a query without a relevant document retrieved scores 0).
+
+    .venv/bin/python benchmarks/check_scifact.py --warehouse /tmp/x.duckdb
+"""
+from __future__ import annotations
+
+import argparse
+
+from ranx import Qrels, Run, evaluate
+
+from ingest.embedders import resolve_embedder
+from warehouse.db import connect
+
+
+def ndcg10(con, run: dict[str, dict[str, float]], corpus: str) -> float:
+    qrels: dict[str, dict[str, int]] = {}
+    for q, d, rel in con.execute("SELECT query_id, doc_id, relevance FROM qrels WHERE starts_with(query_id, ?)",
+                                 [corpus + "/"]).fetchall():
+        qrels.setdefault(q, {})[d] = rel
+    run = {q: docs for q, docs in run.items() if q in qrels}
+    return float(evaluate(Qrels(qrels), Run(run), "ndcg@10"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--corpus", default="scifact")
+    parser.add_argument("--embedder", default=None)
+    args = parser.parse_args()
+    name = resolve_embedder(args.embedder).name
+    con = connect(args.warehouse, read_only=True)
+    run: dict[str, dict[str, float]] = {}
+    for q, doc, score in con.execute(
+            """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN condition_texts ct
+               ON ct.condition = r.condition AND ct.corpus = r.corpus AND ct.chunk_id = r.chunk_id
+               WHERE r.corpus = ? AND r.condition = 'DOC' AND r.embedder = ? AND r.reranker = 'none'""",
+            [args.corpus, name]).fetchall():
+        run.setdefault(q, {})[doc] = score
+    print(f"DOC ({name}, body text as embedded by ragwh): nDCG@10 = {ndcg10(con, run, args.corpus):.4f} "
+          f"over {len(run)} queries")
+    con.close()
+
+
+if __name__ == "__main__":
+    main()

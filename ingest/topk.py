@@ -1,0 +1,77 @@
+"""Exact inner-product top-k, streamed: the one retrieval kernel.
+
+For queries ``Q`` (q x d) and an index ``X`` (n x d), row ``i`` of the result lists the positions
+``j`` of the ``k' = min(k, n)`` largest scores ``s_ij = <Q_i, X_j>`` (float32), ordered by score
+descending and then by position ascending (callers sort ``X`` by ``chunk_id`` so that ties break by
+chunk_id). The score matrix is computed in tiles of ``query_batch x index_block`` (numpy GEMM), each
+tile reduced with ``argpartition`` to its top ``k'`` and merged into a running top ``k'``; peak
+memory is ``query_batch * index_block * (4 + 8)`` bytes for the tile and its partition indices,
+never ``q * n``.
+
+Ties are exact: ``argpartition`` picks an arbitrary subset among values equal to the k'-th largest,
+so a tile row whose (k'+1)-th value equals its k'-th is re-ranked with a full stable sort.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _sort_rows(pos: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the first ``k`` entries in (score desc, position asc) order."""
+    by_pos = np.argsort(pos, axis=1, kind="stable")
+    pos = np.take_along_axis(pos, by_pos, axis=1)
+    scores = np.take_along_axis(scores, by_pos, axis=1)
+    by_score = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(pos, by_score, axis=1), np.take_along_axis(scores, by_score, axis=1)
+
+
+def _tile_topk(tile: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` positions (unordered, exact under ties) and scores of each row of a score tile."""
+    b, m = tile.shape
+    if m <= k:
+        return np.broadcast_to(np.arange(m), (b, m)).copy(), tile.copy()
+    part = np.argpartition(tile, m - k - 1, axis=1)
+    top = part[:, m - k:]
+    top_scores = np.take_along_axis(tile, top, axis=1)
+    next_scores = tile[np.arange(b), part[:, m - k - 1]]
+    for row in np.flatnonzero(next_scores >= top_scores.min(axis=1)):
+        order = np.lexsort((np.arange(m), -tile[row]))[:k]
+        top[row] = order
+        top_scores[row] = tile[row, order]
+    return top, top_scores
+
+
+def topk_inner_product(
+    queries: np.ndarray,
+    index: np.ndarray,
+    k: int,
+    *,
+    query_batch: int = 512,
+    index_block: int = 32768,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(positions int64 (q, k'), scores float32 (q, k'))``, ``k' = min(k, n)``, rows ordered
+    by score descending then position ascending. ``q == 0`` or ``n == 0`` gives empty arrays."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    index = np.ascontiguousarray(index, dtype=np.float32)
+    n_queries, n = len(queries), len(index)
+    kk = min(k, n)
+    out_pos = np.empty((n_queries, kk), dtype=np.int64)
+    out_scores = np.empty((n_queries, kk), dtype=np.float32)
+    if kk == 0 or n_queries == 0:
+        return out_pos, out_scores
+    for qs in range(0, n_queries, query_batch):
+        qe = min(qs + query_batch, n_queries)
+        best_pos = best_scores = None
+        for bs in range(0, n, index_block):
+            be = min(bs + index_block, n)
+            tile = queries[qs:qe] @ index[bs:be].T
+            pos, scores = _tile_topk(tile, kk)
+            pos += bs
+            if best_pos is None:
+                best_pos, best_scores = pos, scores
+            else:
+                best_pos, best_scores = _sort_rows(
+                    np.concatenate([best_pos, pos], axis=1), np.concatenate([best_scores, scores], axis=1), kk
+                )
+        out_pos[qs:qe], out_scores[qs:qe] = _sort_rows(best_pos, best_scores, kk)
+    return out_pos, out_scores

@@ -1,0 +1,108 @@
+"""``ragwh embed``, ``ragwh retrieve``, ``ragwh rerank``: thin wrappers over the stage functions
+:func:`ingest.embed.embed_stage`, :func:`ingest.retrieve.retrieve_stage`, :func:`ingest.rerank.rerank_stage`."""
+from __future__ import annotations
+
+import typer
+
+EMBEDDER_HELP = "Registered name, local model directory or hub id (default all-MiniLM-L6-v2, offline)."
+WAREHOUSE_HELP = "Warehouse file (else $RAGWH_WAREHOUSE)."
+
+
+def _runs_table(title: str, reports: list[dict]):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("corpus", "condition", "status", "queries", "rows"):
+        table.add_column(col)
+    for r in reports:
+        table.add_row(r["corpus"], r["condition"], r["status"], str(r.get("n_queries", "")),
+                      "" if r["rows"] is None else str(r["rows"]))
+    return table
+
+
+def embed_command(
+    embedder: str | None = typer.Option(None, "--embedder", help=EMBEDDER_HELP),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus's condition texts and queries."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
+) -> None:
+    """Embed every condition text and query not yet stored for the embedder (resumable)."""
+    from rich.console import Console
+
+    from ingest.embed import EmbedError, embed_stage
+    from ingest.embedders import EmbedderError
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        r = embed_stage(con, embedder, corpus=corpus)
+    except (EmbedError, EmbedderError) as exc:
+        console.print(f"[red]embed failed:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    console.print(f"embedder [bold]{r['embedder']}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
+                  f"{r['unique']} unique, {r['already_stored']} already stored, {r['embedded']} embedded")
+
+
+def retrieve_command(
+    embedder: str | None = typer.Option(None, "--embedder", help=EMBEDDER_HELP),
+    k: int = typer.Option(50, "--k", help="Chunks kept per query (>= 50 for the metrics)."),
+    condition: list[str] | None = typer.Option(None, "--condition", help="Only these conditions (repeatable)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
+) -> None:
+    """Exact top-k runs (flat or two-stage per seeds/conditions.csv); unchanged runs are skipped."""
+    from rich.console import Console
+
+    from ingest.embedders import EmbedderError
+    from ingest.retrieve import RetrieveError, retrieve_stage
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        r = retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus)
+    except (RetrieveError, EmbedderError) as exc:
+        console.print(f"[red]retrieve failed:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
+    for name in r["empty"]:
+        console.print(f"[yellow]{name}: no chunks in condition_texts, nothing retrieved[/yellow]")
+
+
+def rerank_command(
+    reranker: str | None = typer.Option(None, "--reranker", help="Cross-encoder: local directory or hub id "
+                                        "(default BAAI/bge-reranker-v2-m3)."),
+    embedder: str | None = typer.Option(None, "--embedder", help="First-stage runs of this embedder. " + EMBEDDER_HELP),
+    condition: list[str] | None = typer.Option(None, "--condition", help="Only these conditions (repeatable)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+    warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
+) -> None:
+    """Re-score the top 50 of each first-stage run with a cross-encoder; stored as its own run."""
+    from rich.console import Console
+
+    from ingest.embedders import EmbedderError
+    from ingest.rerank import RerankError, rerank_stage
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        r = rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None)
+    except (RerankError, EmbedderError) as exc:
+        console.print(f"[red]rerank failed:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+    console.print(_runs_table(f"reranked top-{r['depth']} runs", r["conditions"]))
+    console.print(f"scores produced by cross-encoder [bold]{r['reranker']}[/bold] over first-stage runs of "
+                  f"{r['embedder']} ({r['pairs_scored']} (query, text) pairs scored)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("embed")(embed_command)
+    app.command("retrieve")(retrieve_command)
+    app.command("rerank")(rerank_command)
