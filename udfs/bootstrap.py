@@ -10,7 +10,9 @@ and every query of a drawn document enters as a bundle:
                                                   n_j = its number of queries
     estimate = unweighted mean of the values (all queries)
     CI95     = 2.5th / 97.5th percentiles of δ*  (numpy linear interpolation)
-    p        = min(1, 2 · min(Pr[δ* <= 0], Pr[δ* >= 0]))          (two-sided)
+    p        = min(1, 2 · min(Pr[δ* <= 0], Pr[δ* >= 0]))          (two-sided; a replicate with
+               |δ*| <= 1e-12 · max|value| is an exact zero whose last bits are rounding, and
+               counts in both tails)
     se       = sd(δ*, ddof=1)
 
 Vectorized: the counts of a block of replicates come from one ``bincount`` and all replicate means
@@ -75,7 +77,7 @@ def cluster_bootstrap_many(values: Sequence[Sequence[float]], clusters: Sequence
         reps = _replicate_means(stats, n_c, n_boot, seed)
         for j, i in enumerate(idx):
             v = prepared[i][0]
-            results[i] = _summarize(float(v.mean()), reps[:, j], len(v), n_c)
+            results[i] = _summarize(float(v.mean()), reps[:, j], len(v), n_c, float(np.abs(v).max()))
     return results  # type: ignore[return-value]
 
 
@@ -103,8 +105,9 @@ def _replicate_means(stats: np.ndarray, n_c: int, n_boot: int, seed: int) -> np.
     return out
 
 
-def _summarize(estimate: float, reps: np.ndarray, n: int, n_c: int) -> BootstrapResult:
+def _summarize(estimate: float, reps: np.ndarray, n: int, n_c: int, scale: float) -> BootstrapResult:
     lo, hi = np.percentile(reps, [2.5, 97.5])
-    p = min(1.0, 2.0 * min(float(np.mean(reps <= 0)), float(np.mean(reps >= 0))))
+    zero = np.abs(reps) <= 1e-12 * scale
+    p = min(1.0, 2.0 * min(float(np.mean((reps < 0) | zero)), float(np.mean((reps > 0) | zero))))
     se = float(np.std(reps, ddof=1)) if len(reps) > 1 else float("nan")
     return BootstrapResult(estimate, float(lo), float(hi), p, se, n, n_c)

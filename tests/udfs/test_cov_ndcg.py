@@ -118,3 +118,8 @@ def test_each_gold_character_counted_once():
     assert once == twice == pytest.approx(0.5)
     # full coverage of every span sums to at most 1 undiscounted gain
     assert cov_dcg([[0, 0, 20]], [[100, 100, 80]], [[0, 30]], [[50, 100]], k=1)[0] == pytest.approx(1.0)
+
+
+def test_an_empty_chunk_cannot_hide_an_overlap_from_the_greedy_ideal():
+    # pool [60,70), [50,50) (empty), [0,100) over one span [0,100): greedy picks [0,100) first -> IDCG 1
+    assert cov_idcg([[60, 50, 0]], [[70, 50, 100]], [[0]], [[100]], 10)[0] == pytest.approx(1.0)

@@ -217,3 +217,24 @@ def test_exploratory_marts(built):
     assert cuts == SCALE.n_queries - 2
     recall = built.execute("select n_queries, n_judged from section_recall_summary where condition = 'A4'").fetchone()
     assert recall == (SCALE.n_queries, SCALE.n_queries)
+
+
+def test_dose_response_is_bit_identical_on_rebuild(built, tmp_path):
+    before = built.execute("select * from dose_response order by all").fetchall()
+    run_dbt("run", built_path(built), select="dose_response", vars=VARS, extra=["--target-path", str(tmp_path)])
+    assert built.execute("select * from dose_response order by all").fetchall() == before
+
+
+def test_a_run_chunk_its_condition_does_not_index_is_an_error_naming_it(built, tmp_path):
+    # runs last in this module: it breaks the warehouse on purpose
+    from warehouse.dbt import DbtError
+
+    built.execute("""update runs set chunk_id = 'fixed|qasper/d00000|0'
+                     where condition = 'A3' and query_id = 'qasper/q00001' and rank = 2""")
+    with pytest.raises(DbtError, match=r"A3 ranks chunk fixed\|qasper/d00000\|0 for qasper/q00001"):
+        run_dbt("run", built_path(built), select="query_metrics", vars=VARS,
+                extra=["--target-path", str(tmp_path)])
+
+
+def built_path(con) -> str:
+    return con.execute("select path from duckdb_databases() where database_name = current_database()").fetchone()[0]

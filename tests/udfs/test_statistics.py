@@ -114,3 +114,25 @@ def test_mixedlm_matches_statsmodels_formula():
     assert got.se == pytest.approx(fit.bse_fe.iloc[1], abs=1e-8)
     assert got.p_value == pytest.approx(fit.pvalues.iloc[1], abs=1e-8)
     assert (got.n_obs, got.n_groups) == (2 * len(docs), 30)
+
+
+def test_exactly_zero_replicates_count_in_both_tails():
+    # R@50-like deltas in thirds, one query per document: a replicate mean is exactly 0 iff
+    # sum_j c_j * 3 v_j == 0 (c_j = times document j is drawn); in floating point the matrix product
+    # leaves some of those at +-1e-17, which must not decide the tails.
+    from fractions import Fraction
+
+    thirds = [1, 0, -2, -1, -3, -3, -3]
+    values, clusters, n_boot, seed = [t / 3 for t in thirds], [str(i) for i in range(7)], 2000, 11
+    reps = replicate_means(values, clusters, n_boot, seed)
+    assert ((np.abs(reps) < 1e-12) & (reps != 0)).any()  # the rounding case is present
+    rng = np.random.default_rng(seed)  # the documented draw: blocks of 1000 replicates
+    exact = []
+    for b0 in range(0, n_boot, 1000):
+        for row in rng.integers(0, 7, size=(min(1000, n_boot - b0), 7)):
+            c = np.bincount(row, minlength=7)
+            exact.append(Fraction(int(np.dot(c, thirds)), 3 * 7))
+    le = np.mean([x <= 0 for x in exact])
+    ge = np.mean([x >= 0 for x in exact])
+    result = cluster_bootstrap(values, clusters, n_boot, seed)
+    assert result.p_value == pytest.approx(min(1.0, 2 * min(le, ge)), abs=1e-12)

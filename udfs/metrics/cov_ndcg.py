@@ -84,9 +84,10 @@ def _greedy_idcg(ps: Ragged, pe: Ragged, ss: Ragged, se: Ragged, k: int) -> np.n
     row = ps.row_ids
     o = np.lexsort((ps.values, row))
     r_s, s_s, e_s = row[o], ps.values[o], pe.values[o]
-    nonempty = e_s > s_s
-    overlap = (r_s[1:] == r_s[:-1]) & (s_s[1:] < e_s[:-1]) & nonempty[1:] & nonempty[:-1]
-    slow_rows = np.unique(r_s[1:][overlap])
+    nonempty = e_s > s_s  # empty chunks cover nothing; drop them so they cannot hide an overlap
+    r_n, s_n, e_n = r_s[nonempty], s_s[nonempty], e_s[nonempty]
+    overlap = (r_n[1:] == r_n[:-1]) & (s_n[1:] < e_n[:-1])
+    slow_rows = np.unique(r_n[1:][overlap])
     # Disjoint pools: gains do not interact, so greedy = sort by gain, descending.
     g = _gains(ps, pe, ss, se)
     o = np.lexsort((-g, row))

@@ -21,7 +21,9 @@ per_query as (
         m.corpus, m.embedder, m.reranker, d.family, m.query_id,
         coalesce(any_value(m.doc_id), m.query_id) as cluster_id,
         count(*) as n_doses,
-        regr_slope(m.value, d.dose) as slope
+        -- slope from dose-ordered lists (list sums run in list order: bit-identical on every rebuild)
+        list(d.dose::double order by d.dose) as ds,
+        list(m.value order by d.dose) as ys
     from {{ ref('query_metrics') }} as m
     inner join doses as d on d.condition = m.condition
     where m.metric = 'cov_ndcg@10'
@@ -32,7 +34,9 @@ lists as (
     select
         p.corpus, p.embedder, p.reranker, p.family, l.n_levels,
         count(*) filter (where p.n_doses < l.n_levels) as n_dropped,
-        list(p.slope order by p.cluster_id, p.query_id) filter (where p.n_doses = l.n_levels) as slopes,
+        list((p.n_doses * list_inner_product(p.ds, p.ys) - list_sum(p.ds) * list_sum(p.ys))
+             / (p.n_doses * list_inner_product(p.ds, p.ds) - list_sum(p.ds) ^ 2)
+             order by p.cluster_id, p.query_id) filter (where p.n_doses = l.n_levels) as slopes,
         list(p.cluster_id order by p.cluster_id, p.query_id) filter (where p.n_doses = l.n_levels) as clusters
     from per_query as p
     inner join levels as l on l.family = p.family

@@ -15,7 +15,9 @@ with span_rankings as (
     from {{ ref('relevance') }}
     where corpus_kind = 'span'
     group by corpus, embedder, reranker, condition, query_id
-    having not bool_or(isnan(score))
+    -- reading chunk_doc_id makes relevance's unknown-chunk check (error() naming the run row) fire
+    -- for span corpora too; it is never NULL otherwise
+    having not bool_or(isnan(score)) and bool_and(chunk_doc_id is not null)
 ),
 
 spans as (
