@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.db import replace_where, transaction
+from warehouse.schema import arrow_schema
 
 TITLE_SEPARATOR = "\n\n"
 
@@ -58,21 +59,12 @@ class FlatCorpus:
                                 "stage": stage, "reason": reason})
 
 
-_SCHEMAS = {
-    "documents": [("doc_id", pa.string()), ("corpus", pa.string()), ("title", pa.string()), ("text", pa.string()),
-                  ("topic_bucket", pa.string()), ("split", pa.string()), ("source_file", pa.string())],
-    "paragraphs": [("doc_id", pa.string()), ("para_idx", pa.int32()), ("char_start", pa.int32()),
-                   ("char_end", pa.int32())],
-    "queries": [("query_id", pa.string()), ("doc_id", pa.string()), ("corpus", pa.string()), ("text", pa.string()),
-                ("query_type", pa.string())],
-    "qrels": [("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int32())],
-    "quarantine": [("corpus", pa.string()), ("source_file", pa.string()), ("record_id", pa.string()),
-                   ("stage", pa.string()), ("reason", pa.string())],
-}
+_SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
+    'documents', 'paragraphs', 'queries', 'qrels', 'quarantine')}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=pa.schema(_SCHEMAS[name]))
+    return pa.Table.from_pylist(rows, schema=_SCHEMAS[name])
 
 
 def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict:

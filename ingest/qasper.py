@@ -42,6 +42,7 @@ from ingest.qasper_records import SourcedPaper, merge_papers
 from ingest.qasper_text import flatten_paper
 from ingest.segments import build_sections, verify_sections
 from warehouse.db import purge_removed_documents, replace_where, transaction
+from warehouse.schema import arrow_schema
 
 STRUCTURE = "gold"
 MATCH_METHODS = ("exact", "fuzzy", "section")
@@ -73,25 +74,8 @@ class _Columns:
     quarantine: dict[str, list] = field(default_factory=lambda: _cols("corpus source_file record_id stage reason"))
 
 
-_SCHEMAS: dict[str, pa.Schema] = {
-    "documents": pa.schema([("doc_id", pa.string()), ("corpus", pa.string()), ("title", pa.string()),
-                            ("text", pa.string()), ("topic_bucket", pa.string()), ("split", pa.string()),
-                            ("source_file", pa.string())]),
-    "paragraphs": pa.schema([("doc_id", pa.string()), ("para_idx", pa.int32()), ("char_start", pa.int32()),
-                             ("char_end", pa.int32())]),
-    "sections": pa.schema([("structure", pa.string()), ("doc_id", pa.string()), ("section_idx", pa.int32()),
-                           ("parent_idx", pa.int32()), ("level", pa.int32()), ("title", pa.string()),
-                           ("para_start", pa.int32()), ("para_end", pa.int32()), ("char_start", pa.int32()),
-                           ("char_end", pa.int32())]),
-    "queries": pa.schema([("query_id", pa.string()), ("doc_id", pa.string()), ("corpus", pa.string()),
-                          ("text", pa.string()), ("query_type", pa.string())]),
-    "evidence": pa.schema([("query_id", pa.string()), ("span_idx", pa.int32()), ("doc_id", pa.string()),
-                           ("char_start", pa.int32()), ("char_end", pa.int32()), ("match_method", pa.string())]),
-    "quarantine": pa.schema([("corpus", pa.string()), ("source_file", pa.string()), ("record_id", pa.string()),
-                             ("stage", pa.string()), ("reason", pa.string())]),
-    "funnel": pa.schema([("corpus", pa.string()), ("stage", pa.string()), ("reason", pa.string()),
-                         ("n", pa.int64())]),
-}
+_SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
+    'documents', 'paragraphs', 'sections', 'queries', 'evidence', 'quarantine', 'funnel')}
 
 
 @dataclass

@@ -53,6 +53,7 @@ from ingest.wikipedia_records import WikiRecord, read_records
 from ingest.wikipedia_topics import BUCKETS, sampling_walk, topic_bucket
 from ingest.wikitext import WikiArticle, categories, parse, parse_article
 from warehouse.db import purge_removed_documents, replace_where, transaction
+from warehouse.schema import arrow_schema
 
 STRUCTURE = "gold"
 DEFAULT_SEED = 20260710
@@ -75,22 +76,8 @@ _META_KEYS = ("source_file", "source_format", "filters", "min_words", "min_depth
               "sampling_seed", "bucket_cap")
 _CORPUS_NAME = re.compile(r"[A-Za-z0-9_.:-]+")
 
-_SCHEMAS: dict[str, pa.Schema] = {
-    "documents": pa.schema([("doc_id", pa.string()), ("corpus", pa.string()), ("title", pa.string()),
-                            ("text", pa.string()), ("topic_bucket", pa.string()), ("split", pa.string()),
-                            ("source_file", pa.string())]),
-    "paragraphs": pa.schema([("doc_id", pa.string()), ("para_idx", pa.int32()), ("char_start", pa.int32()),
-                             ("char_end", pa.int32())]),
-    "sections": pa.schema([("structure", pa.string()), ("doc_id", pa.string()), ("section_idx", pa.int32()),
-                           ("parent_idx", pa.int32()), ("level", pa.int32()), ("title", pa.string()),
-                           ("para_start", pa.int32()), ("para_end", pa.int32()), ("char_start", pa.int32()),
-                           ("char_end", pa.int32())]),
-    "quarantine": pa.schema([("corpus", pa.string()), ("source_file", pa.string()), ("record_id", pa.string()),
-                             ("stage", pa.string()), ("reason", pa.string())]),
-    "funnel": pa.schema([("corpus", pa.string()), ("stage", pa.string()), ("reason", pa.string()),
-                         ("n", pa.int64())]),
-    "corpus_meta": pa.schema([("corpus", pa.string()), ("key", pa.string()), ("value", pa.string())]),
-}
+_SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
+    'documents', 'paragraphs', 'sections', 'quarantine', 'funnel', 'corpus_meta')}
 
 
 @dataclass(frozen=True)

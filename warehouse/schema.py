@@ -9,7 +9,10 @@ delete-then-insert reloads in :func:`warehouse.db.replace_where` stay cheap).
 """
 from __future__ import annotations
 
+import functools
+
 import duckdb
+import pyarrow as pa
 
 TABLES: dict[str, str] = {
     # --- corpora (issue 2) -------------------------------------------------------------
@@ -164,3 +167,14 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create every loaded table that does not exist yet (never alters or drops)."""
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+
+
+@functools.cache
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of a loaded table, derived from its DDL above (so loaders never restate it)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE TABLE {table} ({TABLES[table]}\n)")
+        return con.sql(f"SELECT * FROM {table} LIMIT 0").to_arrow_table().schema
+    finally:
+        con.close()
