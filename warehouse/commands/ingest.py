@@ -1,13 +1,40 @@
 """``ragwh ingest ...``: load corpora into the warehouse."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Callable
+
 import typer
+from rich.console import Console
+from rich.progress import Progress
 
 ingest_app = typer.Typer(help="Load a corpus into the warehouse.", no_args_is_help=True)
+
+WAREHOUSE_OPTION = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE).")
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(ingest_app, name="ingest")
+
+
+def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = None) -> dict:
+    """Open the warehouse, run ``load(con, progress)`` (with a progress bar over ``unit`` when given)
+    and return its summary; a bad input exits 1 with the loader's message (file and record named)
+    after the transaction rolled back."""
+    from ingest.errors import IngestError
+    from warehouse.db import connect
+
+    console = Console()
+    con = connect(warehouse)
+    try:
+        with Progress(console=console, transient=True, disable=unit is None) as bar:
+            task = bar.add_task(unit or what, total=None)
+            return load(con, lambda done, total: bar.update(task, completed=done, total=total))
+    except (IngestError, OSError, ValueError) as exc:
+        console.print(f"[red]ingest {what} failed, warehouse unchanged:[/red] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
 
 
 @ingest_app.command("qasper")
@@ -15,32 +42,15 @@ def ingest_qasper(
     files: list[str] = typer.Argument(..., help="QASPER v0.3 JSON and/or allenai/qasper JSONL files (merged)."),
     corpus: str = typer.Option("qasper", "--corpus", help="Corpus name (doc_id prefix)."),
     limit: int | None = typer.Option(None, "--limit", help="Keep the first N papers in sorted paper-id order."),
-    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load QASPER papers, gold sections, questions and evidence (replaces the corpus's rows)."""
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from ingest.errors import IngestError
     from ingest.qasper import load_qasper
     from ingest.qasper_report import render_summary
-    from warehouse.db import connect
 
-    console = Console()
-    con = connect(warehouse)
-    try:
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task("papers", total=None)
-            summary = load_qasper(con, [Path(f) for f in files], corpus=corpus, limit=limit,
-                                  progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except (IngestError, OSError, ValueError) as exc:
-        console.print(f"[red]ingest qasper failed, warehouse unchanged:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
-    render_summary(summary, console)
+    summary = _load("qasper", warehouse, lambda con, progress: load_qasper(
+        con, [Path(f) for f in files], corpus=corpus, limit=limit, progress=progress), unit="papers")
+    render_summary(summary, Console())
 
 
 @ingest_app.command("wikipedia")
@@ -50,36 +60,21 @@ def ingest_wikipedia(
     seed: int = typer.Option(20260710, "--seed", help="Seed of the sampling walk."),
     cap: int = typer.Option(60, "--cap", help="Most articles kept per topic bucket."),
     corpus: str = typer.Option("wikipedia", "--corpus", help="Corpus name (doc_id prefix)."),
-    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load Wikipedia articles and their gold sections (replaces the corpus's rows)."""
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from ingest.errors import IngestError
     from ingest.wikipedia import load_wikipedia
     from ingest.wikipedia_report import render_summary
-    from warehouse.db import connect
 
-    console = Console()
-    con = connect(warehouse)
-    try:
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task("articles", total=None)
-            summary = load_wikipedia(con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap,
-                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except (IngestError, OSError, ValueError) as exc:
-        console.print(f"[red]ingest wikipedia failed, warehouse unchanged:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
-    render_summary(summary, console)
+    summary = _load("wikipedia", warehouse, lambda con, progress: load_wikipedia(
+        con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap, progress=progress),
+        unit="articles")
+    render_summary(summary, Console())
 
 
-def _print_flat_summary(console, summary: dict) -> None:
+def _print_flat_summary(summary: dict) -> None:
     """Counts and funnel of a corpus without structure (BEIR, HotpotQA)."""
+    console = Console()
     console.print(f"[green]{summary['corpus']}[/green]: {summary['documents']} documents, {summary['queries']} queries, "
                   f"{summary['qrels']} qrels, {summary['quarantined']} quarantined ({summary['seconds']:.1f} s)")
     for stage, reasons in summary["funnel"].items():
@@ -92,25 +87,12 @@ def ingest_beir(
     directory: str = typer.Argument(..., help="BEIR directory: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv."),
     split: str = typer.Option("test", "--split", help="qrels split to load (qrels/SPLIT.tsv); only its queries."),
     corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: directory name without 'beir_')."),
-    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load a BEIR corpus: one-paragraph documents, the split's queries and qrels (replaces the corpus's rows)."""
-    from rich.console import Console
-
     from ingest.beir import load_beir
-    from ingest.errors import IngestError
-    from warehouse.db import connect
 
-    console = Console()
-    con = connect(warehouse)
-    try:
-        summary = load_beir(con, directory, corpus=corpus, split=split)
-    except IngestError as exc:
-        console.print(f"[red]ingest beir failed, warehouse unchanged:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
-    _print_flat_summary(console, summary)
+    _print_flat_summary(_load("beir", warehouse, lambda con, _: load_beir(con, directory, corpus=corpus, split=split)))
 
 
 @ingest_app.command("hotpotqa")
@@ -118,22 +100,9 @@ def ingest_hotpotqa(
     file: str = typer.Argument(..., help="HotpotQA distractor JSON (original format)."),
     corpus: str = typer.Option("hotpotqa", "--corpus", help="Corpus name (doc_id prefix)."),
     limit: int | None = typer.Option(None, "--limit", help="Keep the first N questions in file order."),
-    warehouse: str | None = typer.Option(None, "--warehouse", help="Warehouse file (else $RAGWH_WAREHOUSE)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load HotpotQA: each context paragraph a document, supporting-fact titles the relevant documents."""
-    from rich.console import Console
-
-    from ingest.errors import IngestError
     from ingest.hotpotqa import load_hotpotqa
-    from warehouse.db import connect
 
-    console = Console()
-    con = connect(warehouse)
-    try:
-        summary = load_hotpotqa(con, file, corpus=corpus, limit=limit)
-    except IngestError as exc:
-        console.print(f"[red]ingest hotpotqa failed, warehouse unchanged:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
-    _print_flat_summary(console, summary)
+    _print_flat_summary(_load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(con, file, corpus=corpus, limit=limit)))
