@@ -15,6 +15,9 @@ app = typer.Typer(
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
     "warehouse.commands.ingest",
+    "warehouse.commands.fetch",
+    "warehouse.commands.run",
+    "warehouse.commands.report",
     "warehouse.commands.chunk",
     "warehouse.commands.retrieval",
     "warehouse.commands.induce",

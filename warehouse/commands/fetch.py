@@ -1,0 +1,39 @@
+"""``ragwh fetch qasper``: download and verify the official QASPER release into the data directory."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from warehouse.fetch import FetchError, fetch_qasper
+from warehouse.paths import data_dir
+
+fetch_app = typer.Typer(help="Download public datasets into the data directory.", no_args_is_help=True)
+
+
+@fetch_app.command("qasper")
+def fetch_qasper_command(
+    data: Optional[Path] = typer.Option(None, "--data", help="data directory (default $RAGWH_DATA); files go to DATA/qasper/"),
+    base_url: Optional[str] = typer.Option(None, "--url", help="base URL of the release (default AllenAI's S3 bucket)"),
+) -> None:
+    """Download qasper-train-dev-v0.3.tgz and qasper-test-and-evaluator-v0.3.tgz, verify, extract."""
+    console = Console()
+    target = data_dir(data)
+    if target is None:
+        console.print("[red]no data directory:[/] pass --data DIR or set RAGWH_DATA")
+        raise typer.Exit(2)
+    try:
+        files = fetch_qasper(target, base_url=base_url)
+    except FetchError as exc:
+        console.print(f"[red]fetch failed:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1)
+    for f in files:
+        state = "downloaded" if f.downloaded else "already present"
+        console.print(f"{f.release}: {state}, {f.size:,} bytes, sha256 {f.sha256} ({f.verified_against})")
+    console.print(f"extracted into {target / 'qasper'}; run with --data {target}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(fetch_app, name="fetch")

@@ -1,0 +1,109 @@
+"""``ragwh run``: the whole experiment, resumable, ending with a printed summary and the report."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from warehouse.config import ConfigError, load_config
+from warehouse.paths import data_dir
+
+
+def run_command(
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML (default: experiments/default.yml, the demo)"),
+    data: Optional[Path] = typer.Option(None, "--data", help="data directory the config's sources are relative to (default $RAGWH_DATA)"),
+    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"),
+    report: Optional[Path] = typer.Option(None, "--report", help="report HTML file (default reports/<experiment>.html)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
+) -> None:
+    """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
+    from warehouse.dbt import DbtError
+    from warehouse.pipeline import DEMO_BANNER, Pipeline, PipelineError
+
+    console = Console()
+    if not console.is_terminal:  # logs and CI: wide enough for the summary tables
+        console = Console(width=160)
+    try:
+        cfg = load_config(config)
+    except ConfigError as exc:
+        console.print(f"[red]config error:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(2)
+    if limit is not None:
+        unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
+        if unsupported:
+            console.print(f"[red]--limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)}[/]")
+            raise typer.Exit(2)
+        cfg = dataclasses.replace(cfg, limit=limit)
+    if cfg.demo:
+        console.print(Panel(DEMO_BANNER, style="bold yellow"))
+    pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
+    try:
+        outcome = pipeline.run()
+    except (ConfigError, PipelineError, DbtError) as exc:
+        console.print(f"[red]run failed:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1)
+    print_summary(console, pipeline)
+    if cfg.demo:
+        console.print(Panel(DEMO_BANNER, style="bold yellow"))
+
+
+def print_summary(console: Console, pipeline) -> None:
+    """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
+    from warehouse.db import connect
+    from warehouse.report import condition_means, condition_order, contrast_rows, primary_cells
+
+    outcome = pipeline.outcome
+    stages = Table(title="stages", show_lines=False)
+    for col in ("stage", "scope", "status", "seconds", "peak RSS MiB", "detail"):
+        stages.add_column(col, overflow="fold", no_wrap=col in ("stage", "status"))
+    for s in outcome.stages:
+        stages.add_row(s.stage, s.scope, s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}", s.detail)
+    console.print(stages)
+    if not outcome.did_work:
+        console.print("[green]nothing changed since the last run: no ingest, LLM calls, embedding, retrieval or dbt build were done[/]")
+
+    con = connect(outcome.warehouse)  # same configuration as dbt's in-process connection (not read-only)
+    try:
+        rows = [r for r in contrast_rows(con) if r.get("is_primary")]
+        table = Table(title=f"primary cell: {pipeline.config.primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
+                            f"reranker {pipeline.config.primary.reranker}")
+        for col in ("contrast", "arms", "corpus", "n q", "n docs", "mean Δ", "95% CI", "p", "Holm p", "dz"):
+            table.add_column(col, justify="right")
+        for r in rows:
+            table.add_row(r["contrast"], r["arms"], r["corpus"], str(r["n_queries"]), str(r["n_docs"]), _num(r["mean_delta"]),
+                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", _p(r["p_value"]), _p(r["p_holm"]),
+                          _num(r["dz"], "{:.3f}"))
+        console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
+        cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
+        means = [m for m in condition_means(con) if m["metric"] == pipeline.config.primary.metric
+                 and any((m["corpus"], m["embedder"], m["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)]
+        mt = Table(title=f"per-condition mean {pipeline.config.primary.metric} (primary embedder and reranker)")
+        for col in ("corpus", "condition", "mean", "n queries"):
+            mt.add_column(col, justify="right")
+        order = {c: i for i, c in enumerate(condition_order())}
+        for m in sorted(means, key=lambda m: (m["corpus"], order.get(m["condition"], 99))):
+            mt.add_row(m["corpus"], m["condition"], _num(m["mean"], "{:.4f}"), str(m["n"]))
+        console.print(mt if means else "[yellow]no per-condition means (query_metrics is empty)[/]")
+    finally:
+        con.close()
+    for name, reason in sorted(outcome.not_run.items()):
+        console.print(f"[yellow]not run[/] {name}: {reason}")
+    if outcome.report:
+        console.print(f"report: {outcome.report}")
+
+
+def _num(value, fmt: str = "{:+.4f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def _p(value) -> str:
+    return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)

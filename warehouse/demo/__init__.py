@@ -1,0 +1,9 @@
+"""The demo corpus that ships with the project: ``demo.v0.3-format.json``.
+
+Five short papers in the QASPER v0.3 release layout (``{paper_id: {title, abstract, full_text[{section_name,
+paragraphs}], qas[...], figures_and_tables}}``), written for this project (original text, not taken from
+any paper), with nested ``' ::: '`` section names, one container section without paragraphs, and 23
+questions (extractive, abstractive, boolean and one unanswerable) whose evidence paragraphs are copied
+exactly from the papers' paragraphs. It exists so that ``ragwh run`` works offline; the numbers it
+produces are demo numbers, not results.
+"""

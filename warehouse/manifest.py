@@ -1,0 +1,71 @@
+"""Stage fingerprints and the ``stage_manifest`` table that makes ``ragwh run`` resumable.
+
+A stage's fingerprint is ``sha256`` over a list of strings describing its inputs: source file
+digests, config values, upstream table digests, project file digests. A stage whose fingerprint
+equals the one stored for its ``(stage, scope)`` is skipped; a stage that fails stores nothing, so
+the next run redoes it (the stages themselves write atomically).
+
+Table digest (:func:`table_digest`): ``count(*)`` and the order-independent ``sum(hash(row))`` as
+HUGEINT over the rows of a table (optionally filtered), i.e. ``Σ_r hash(r) mod 2^64`` summed
+without overflow — any inserted, deleted or changed row changes it (up to 64-bit hash collisions).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+import duckdb
+
+from warehouse.db import transaction
+from warehouse.paths import PROJECT_ROOT
+
+#: What a dbt build depends on besides the warehouse: every project file dbt reads.
+DBT_PROJECT_GLOBS = ("models/**/*", "seeds/**/*", "macros/**/*", "tests/dbt/**/*", "analyses/**/*",
+                     "udfs/**/*.py", "dbt_project.yml", "profiles.yml")
+
+
+def sha256_parts(parts: list[str]) -> str:
+    """``sha256`` hex of the parts joined by NUL (a part cannot run into the next)."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """``sha256`` hex of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def project_digest(root: Path = PROJECT_ROOT, globs: tuple[str, ...] = DBT_PROJECT_GLOBS) -> str:
+    """Digest over the relative path and bytes of every dbt project file (sorted)."""
+    files = sorted({p for g in globs for p in root.glob(g) if p.is_file() and "__pycache__" not in p.parts})
+    return sha256_parts([f"{p.relative_to(root)}={file_digest(p)}" for p in files])
+
+
+def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE", params: list | None = None) -> str:
+    """``'<rows>:<Σ hash(row)>'`` of ``table`` restricted to ``where`` (see module docstring);
+    ``'absent'`` when the relation does not exist."""
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?", [table]
+    ).fetchone()[0]
+    if not exists:
+        return "absent"
+    n, total = con.execute(f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM {table} AS t WHERE {where}",
+                           params or []).fetchone()
+    return f"{n}:{total}"
+
+
+def stored_fingerprint(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> str | None:
+    row = con.execute("SELECT fingerprint FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope]).fetchone()
+    return row[0] if row else None
+
+
+def record(con: duckdb.DuckDBPyConnection, stage: str, scope: str, fingerprint: str, detail: str, seconds: float) -> None:
+    """Store the stage's fingerprint after it completed (replacing the previous record)."""
+    with transaction(con):
+        con.execute("DELETE FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope])
+        con.execute("INSERT INTO stage_manifest VALUES (?, ?, ?, ?, ?, ?)",
+                    [stage, scope, fingerprint, detail, float(seconds), dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)])
