@@ -45,7 +45,7 @@ def test_cpu_experiment_on_20_qasper_papers(shared_data, tmp_path, monkeypatch):
         assert conditions == set(CONDITIONS)
         n_queries = con.execute("SELECT count(*) FROM queries").fetchone()[0]
         per_condition = con.execute(
-            "SELECT condition, count(DISTINCT query_id) FROM query_metrics WHERE metric = 'cov_ndcg@10' GROUP BY 1"
+            "SELECT condition, count(DISTINCT query_id) FROM query_metrics WHERE metric = 'cov-nDCG@10' GROUP BY 1"
         ).fetchall()
         assert n_queries > 0 and all(n == n_queries for _, n in per_condition), (n_queries, per_condition)
         primary = con.execute(
@@ -81,7 +81,7 @@ def test_cpu_experiment_on_20_qasper_papers(shared_data, tmp_path, monkeypatch):
     qrels = Qrels.from_file(str(next(out.glob("*.qrels"))), kind="trec")
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        mart = dict(con.execute("SELECT query_id, value FROM query_metrics WHERE condition = 'G3' AND metric = 'ndcg@10'").fetchall())
+        mart = dict(con.execute("SELECT query_id, value FROM query_metrics WHERE condition = 'G3' AND metric = 'nDCG@10'").fetchall())
     finally:
         con.close()
     scored = {q: mart[q] for q in qrels.keys()}

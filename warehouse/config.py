@@ -22,7 +22,7 @@ Example (``experiments/cpu.yml``)::
     contrasts: [C2, C3, C4]
     k: 50
     bootstrap: {B: 10000, seed: 20260710}
-    primary: {metric: cov_ndcg@10, embedder: strong, reranker: none}
+    primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
     limit: null
 """
 from __future__ import annotations
@@ -350,7 +350,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     corpus = p.get("corpus")
     if corpus is not None:
         r.choice(corpus, "primary.corpus", names)
-    primary = PrimaryCell(r.string(p.get("metric", "cov_ndcg@10"), "primary.metric"), emb, rer, corpus)
+    primary = PrimaryCell(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), emb, rer, corpus)
 
     limit = raw.get("limit")
     if limit is not None:

@@ -73,7 +73,7 @@ def metric_names(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
     if not relation_exists(con, "condition_means"):
         return []
     names = [r[0] for r in con.execute("SELECT DISTINCT metric FROM condition_means ORDER BY 1").fetchall()]
-    natural = lambda m: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", m)]  # tbc@512 < tbc@1024
+    natural = lambda m: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", m)]  # TBC@512 < TBC@1024
     return sorted(names, key=lambda m: (m != primary, natural(m)))
 
 

@@ -85,10 +85,10 @@ def test_document_level_metrics_equal_ranx(built):
     got = {(r[0], r[1]): r[2] for r in built.execute(
         "select query_id, metric, value from query_metrics where corpus = 'scifact'").fetchall()}
     assert {q for q, _ in got} == set(kept)
-    for ours, theirs in (("hit@10", "hits@10"), ("r@10", "recall@10"), ("ndcg@10", "ndcg@10"), ("mrr@10", "mrr@10")):
+    for ours, theirs in (("HIT@10", "hits@10"), ("R@10", "recall@10"), ("nDCG@10", "ndcg@10"), ("MRR@10", "mrr@10")):
         ref = evaluate(qrels, run, theirs, return_mean=False)
         for q, v in zip(kept, ref):
-            assert got[(q, ours)] == pytest.approx(min(v, 1.0) if ours == "hit@10" else v, abs=1e-9)
+            assert got[(q, ours)] == pytest.approx(min(v, 1.0) if ours == "HIT@10" else v, abs=1e-9)
     excluded = built.execute("""select reason, n_queries from evaluation_exclusions
                                 where corpus = 'scifact' order by reason""").fetchall()
     assert excluded == [("no_relevant_qrels", 1), ("scored", 2)]
@@ -133,11 +133,11 @@ def _reference_metrics(con) -> dict[tuple, float]:
         rows["tok"].append(tok); rows["rel"].append(rel)
         rows["nrel"].append(sum(_relevant(s, e, sp) for s, e in pool))
     r = rows
-    out = {"cov_ndcg@10": cov_ndcg(r["rs"], r["re"], r["ss"], r["se"], r["ps"], r["pe"], 10),
-           "r@50": span_recall(r["rs"], r["re"], r["ss"], r["se"], 50),
-           "mrr": mrr(r["rel"]), "ndcg@10": ndcg_binary(r["rel"], r["nrel"], 10)}
+    out = {"cov-nDCG@10": cov_ndcg(r["rs"], r["re"], r["ss"], r["se"], r["ps"], r["pe"], 10),
+           "R@50": span_recall(r["rs"], r["re"], r["ss"], r["se"], 50),
+           "MRR": mrr(r["rel"]), "nDCG@10": ndcg_binary(r["rel"], r["nrel"], 10)}
     for b in (512, 1024, 2048):
-        out[f"tbc@{b}"] = token_budget_coverage(r["rs"], r["re"], r["tok"], r["ss"], r["se"], b)
+        out[f"TBC@{b}"] = token_budget_coverage(r["rs"], r["re"], r["tok"], r["ss"], r["se"], b)
     return {(*k, m): float(v[i]) for m, v in out.items() for i, k in enumerate(keys)}
 
 
@@ -164,14 +164,14 @@ def test_exclusions_are_counted(built):
     assert rows[("A3", "scored")] == SCALE.n_queries - 3
     assert rows[("A1", "scored")] == SCALE.n_queries - 2 - 3
     pairing = built.execute("""select n_treatment, n_control, n_paired, n_only_treatment, n_only_control
-                               from contrast_pairing where contrast = 'C1' and metric = 'cov_ndcg@10'""").fetchone()
+                               from contrast_pairing where contrast = 'C1' and metric = 'cov-nDCG@10'""").fetchone()
     # C1 = A3 - A1: A3 lost the NaN query, A1 lost three others
     assert pairing == (SCALE.n_queries - 3, SCALE.n_queries - 5, SCALE.n_queries - 6, 3, 1)
 
 
 def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
     metrics = {r[:2]: r[2:] for r in built.execute(
-        "select condition, query_id, value, doc_id from query_metrics where metric = 'cov_ndcg@10'").fetchall()}
+        "select condition, query_id, value, doc_id from query_metrics where metric = 'cov-nDCG@10'").fetchall()}
     family = built.execute("select contrast, treatment, control from contrast_family order by contrast").fetchall()
     results = {}
     for contrast, t, c in family:
@@ -181,7 +181,7 @@ def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
         results[contrast] = (cluster_bootstrap(deltas, docs, B, SEED), cohens_dz(deltas), qs, docs, t, c)
     adjusted = dict(zip(sorted(results), holm([results[k][0].p_value for k in sorted(results)])))
     got = built.execute("""select contrast, n_queries, n_docs, mean_delta, ci_low, ci_high, p_value, p_holm, dz, is_primary
-                           from contrasts where metric = 'cov_ndcg@10' order by contrast""").fetchall()
+                           from contrasts where metric = 'cov-nDCG@10' order by contrast""").fetchall()
     assert [g[0] for g in got] == sorted(results)
     for contrast, n, n_docs, mean, lo, hi, p, p_holm, dz, primary in got:
         ref, ref_dz = results[contrast][:2]
@@ -203,17 +203,17 @@ def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
 
 def test_exploratory_marts(built):
     means = built.execute("""select mean_value from condition_means
-                             where condition = 'G3' and metric = 'r@50'""").fetchone()[0]
+                             where condition = 'G3' and metric = 'R@50'""").fetchone()[0]
     assert means == pytest.approx(built.execute(
-        "select avg(value) from query_metrics where condition = 'G3' and metric = 'r@50'").fetchone()[0])
+        "select avg(value) from query_metrics where condition = 'G3' and metric = 'R@50'").fetchone()[0])
     dose = built.execute("select n_levels, n_queries, n_dropped, slope from dose_response where family = 'induced'").fetchone()
     per_query = built.execute("""
         select regr_slope(value, case condition when 'A2' then 0 when 'A3-d1' then 1 when 'A3-d2' then 2 else 3 end)
-        from query_metrics where metric = 'cov_ndcg@10' and condition in ('A2', 'A3-d1', 'A3-d2', 'A3')
+        from query_metrics where metric = 'cov-nDCG@10' and condition in ('A2', 'A3-d1', 'A3-d2', 'A3')
         group by query_id having count(*) = 4""").fetchall()
     assert dose[:3] == (4, len(per_query), 1)  # the NaN-score query lacks A3
     assert dose[3] == pytest.approx(np.mean([s for (s,) in per_query]), abs=1e-12)
-    cuts = built.execute("select sum(n_queries) from metric_cuts where cut = 'query_type' and condition = 'G2' and metric = 'mrr'").fetchone()[0]
+    cuts = built.execute("select sum(n_queries) from metric_cuts where cut = 'query_type' and condition = 'G2' and metric = 'MRR'").fetchone()[0]
     assert cuts == SCALE.n_queries - 2
     recall = built.execute("select n_queries, n_judged from section_recall_summary where condition = 'A4'").fetchone()
     assert recall == (SCALE.n_queries, SCALE.n_queries)

@@ -15,7 +15,7 @@ def test_shipped_configs_validate(name):
     config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
     assert config.strong_embedder.strong
     assert config.primary.embedder == config.strong_embedder.name
-    assert config.primary.metric == "cov_ndcg@10" and config.primary.reranker == "none"
+    assert config.primary.metric == "cov-nDCG@10" and config.primary.reranker == "none"
 
 
 def test_default_is_the_offline_demo():
@@ -55,7 +55,7 @@ def _base() -> dict:
         (lambda r: r.update(conditions=["A3", "Z9"]), "conditions[1]: 'Z9' is not one of"),
         (lambda r: r.update(contrasts=["C1"]), "contrasts[0]: C1 compares A3 - A1 but A1 is not in conditions"),
         (lambda r: r.update(inducer="llm"), "inducer: 'llm' needs an LLM backend"),
-        (lambda r: r.update(primary={"metric": "cov_ndcg@10", "embedder": "bge"}), "primary.embedder: 'bge' is not one of"),
+        (lambda r: r.update(primary={"metric": "cov-nDCG@10", "embedder": "bge"}), "primary.embedder: 'bge' is not one of"),
         (lambda r: r.update(llm={"backend": "openai", "api_key": "sk"}), "llm.api_key: never put an API key"),
         (lambda r: r.update(limit=-3), "limit: expected an integer >= 1"),
     ],

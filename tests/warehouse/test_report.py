@@ -14,16 +14,16 @@ from warehouse.report import render_report, write_report
 
 CELL = ("demo", "all-MiniLM-L6-v2", "none")
 CONDITIONS = ["A0", "A2", "A3-d1", "A3-d2", "A3", "A4", "G2", "G3-d1", "G3-d2", "G3", "G4", "P"]
-METRICS = ["cov_ndcg@10", "mrr", "ndcg@10", "r@50", "tbc@512", "tbc@1024", "tbc@2048"]
+METRICS = ["cov-nDCG@10", "MRR", "nDCG@10", "R@50", "TBC@512", "TBC@1024", "TBC@2048"]
 
 
 def _fill_marts(con) -> None:
     """Mart tables with the evaluation models' columns and a few hand-made rows."""
     con.execute("""CREATE TABLE contrasts AS SELECT * FROM (VALUES
-        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov_ndcg@10', 20, 5, 0.031, 0.010, 0.052, 0.004, 0.012, 0.41, TRUE),
-        ('C3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov_ndcg@10', 20, 5, -0.020, -0.061, 0.018, 0.310, 0.620, -0.20, TRUE),
-        ('C4', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov_ndcg@10', 20, 5, 0.000, -0.010, 0.010, 1.000, 1.000, 0.00, TRUE),
-        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'mrr', 20, 5, 0.050, -0.010, 0.110, 0.090, 0.270, 0.30, FALSE))
+        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.004, 0.012, 0.41, TRUE),
+        ('C3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.310, 0.620, -0.20, TRUE),
+        ('C4', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.000, -0.010, 0.010, 1.000, 1.000, 0.00, TRUE),
+        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'MRR', 20, 5, 0.050, -0.010, 0.110, 0.090, 0.270, 0.30, FALSE))
         AS t(contrast, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low, ci_high,
              p_value, p_holm, dz, is_primary)""")
     con.execute("""CREATE TABLE primary_contrasts AS SELECT *, 0.05 AS mde, mean_delta AS mixed_coef, 0.01 AS mixed_se,
@@ -41,8 +41,8 @@ def _fill_marts(con) -> None:
         UNION ALL SELECT corpus, embedder, reranker, condition, metric, 'topic_bucket', '(none)', 20, mean_value
         FROM condition_means""")
     con.execute("""CREATE TABLE dose_response AS SELECT * FROM (VALUES
-        ('induced', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov_ndcg@10', 4, 20, 0, 5, 0.01, -0.01, 0.03, 0.4),
-        ('gold', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov_ndcg@10', 4, 20, 0, 5, 0.02, 0.00, 0.04, 0.04))
+        ('induced', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 4, 20, 0, 5, 0.01, -0.01, 0.03, 0.4),
+        ('gold', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 4, 20, 0, 5, 0.02, 0.00, 0.04, 0.04))
         AS t(family, corpus, embedder, reranker, metric, n_levels, n_queries, n_dropped, n_docs, slope, ci_low, ci_high, p_value)""")
     con.execute("""CREATE TABLE section_recall_summary AS SELECT * FROM (VALUES
         ('demo', 'all-MiniLM-L6-v2', 'A4', 20, 19, 1, 18, 18 / 19), ('demo', 'all-MiniLM-L6-v2', 'G4', 20, 19, 1, 19, 1.0))

@@ -26,7 +26,7 @@ per_query as (
         list(m.value order by d.dose) as ys
     from {{ ref('query_metrics') }} as m
     inner join doses as d on d.condition = m.condition
-    where m.metric = 'cov_ndcg@10'
+    where m.metric = 'cov-nDCG@10'
     group by m.corpus, m.embedder, m.reranker, d.family, m.query_id
 ),
 
@@ -53,7 +53,7 @@ select
     corpus::varchar as corpus,
     embedder::varchar as embedder,
     reranker::varchar as reranker,
-    'cov_ndcg@10'::varchar as metric,
+    'cov-nDCG@10'::varchar as metric,
     n_levels::bigint as n_levels,
     coalesce(b.n, 0)::bigint as n_queries,
     n_dropped::bigint as n_dropped,

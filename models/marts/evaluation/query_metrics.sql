@@ -1,8 +1,8 @@
 {{ config(tags=['evaluation']) }}
 -- One row per (corpus, embedder, reranker, condition, query, metric): the per-query scores every
 -- contrast and summary is built from. Kernels: udfs/metrics/* (registered by udfs/register.py).
--- Span corpora:  cov_ndcg@10, r@50, mrr, ndcg@10 (binary), tbc@512/1024/2048 (content + prefix tokens).
--- Document corpora (qrels): hit@10, r@10, ndcg@10, mrr@10 over the run's documents, each at the rank
+-- Span corpora:  cov-nDCG@10, R@50, MRR, nDCG@10 (binary), TBC@512/1024/2048 (content + prefix tokens).
+-- Document corpora (qrels): HIT@10, R@10, nDCG@10, MRR@10 over the run's documents, each at the rank
 -- of its best chunk (with one chunk per document, as in DOC, the run itself).
 -- A ranking with a NaN score is not scored (evaluation_exclusions, reason nan_score).
 with span_rankings as (
@@ -54,13 +54,13 @@ span_scores as (
         case when i.idcg > 0
             then least(1.0, cov_dcg(r.r_start, r.r_end, s.s_start, s.s_end, 10) / i.idcg)
             else 0.0
-        end as "cov_ndcg@10",
-        span_recall(r.r_start, r.r_end, s.s_start, s.s_end, 50) as "r@50",
-        binary_mrr(r.r_rel) as "mrr",
-        binary_ndcg(r.r_rel, i.n_relevant, 10) as "ndcg@10",
-        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 512) as "tbc@512",
-        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 1024) as "tbc@1024",
-        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 2048) as "tbc@2048"
+        end as "cov-nDCG@10",
+        span_recall(r.r_start, r.r_end, s.s_start, s.s_end, 50) as "R@50",
+        binary_mrr(r.r_rel) as "MRR",
+        binary_ndcg(r.r_rel, i.n_relevant, 10) as "nDCG@10",
+        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 512) as "TBC@512",
+        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 1024) as "TBC@1024",
+        token_budget_coverage(r.r_start, r.r_end, r.r_tokens, s.s_start, s.s_end, 2048) as "TBC@2048"
     from span_rankings as r
     inner join spans as s on s.query_id = r.query_id
     inner join ideals as i on i.condition = r.condition and i.query_id = r.query_id
@@ -91,10 +91,10 @@ judged as (
 doc_scores as (
     select
         r.corpus, r.embedder, r.reranker, r.condition, r.query_id,
-        doc_hit(r.run_rel, 10) as "hit@10",
-        doc_recall(r.run_rel, j.qrels_rel, 10) as "r@10",
-        doc_ndcg(r.run_rel, j.qrels_rel, 10) as "ndcg@10",
-        doc_mrr(r.run_rel, 10) as "mrr@10"
+        doc_hit(r.run_rel, 10) as "HIT@10",
+        doc_recall(r.run_rel, j.qrels_rel, 10) as "R@10",
+        doc_ndcg(r.run_rel, j.qrels_rel, 10) as "nDCG@10",
+        doc_mrr(r.run_rel, 10) as "MRR@10"
     from doc_rankings as r
     inner join judged as j on j.query_id = r.query_id
 ),
@@ -102,11 +102,11 @@ doc_scores as (
 long as (
     select corpus, embedder, reranker, condition, query_id, metric, value
     from span_scores
-    unpivot (value for metric in ("cov_ndcg@10", "r@50", "mrr", "ndcg@10", "tbc@512", "tbc@1024", "tbc@2048"))
+    unpivot (value for metric in ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048"))
     union all
     select corpus, embedder, reranker, condition, query_id, metric, value
     from doc_scores
-    unpivot (value for metric in ("hit@10", "r@10", "ndcg@10", "mrr@10"))
+    unpivot (value for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
 )
 
 select
