@@ -185,17 +185,7 @@ def embed_texts(
                 encoded[start:stop], batch_size=batch_size, convert_to_numpy=True,
                 normalize_embeddings=False, show_progress_bar=False,
             )
-            rows = pa.table({
-                "embedder": pa.array([spec.name] * (stop - start), pa.string()),
-                "text_hash": pa.array(todo.hashes[start:stop], pa.string()),
-                "vector": vectors_to_arrow(l2_normalize(vectors)),
-            })
-            with transaction(con):
-                con.register("_new_embeddings", rows)
-                try:
-                    con.execute("INSERT INTO embeddings SELECT embedder, text_hash, vector FROM _new_embeddings")
-                finally:
-                    con.unregister("_new_embeddings")
+            store_embeddings(con, spec.name, todo.hashes[start:stop], l2_normalize(vectors))
             report["embedded"] += stop - start
             advance(stop - start)
     return report
@@ -204,3 +194,17 @@ def embed_texts(
 def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None) -> dict:
     """The orchestrator's embedding stage: :func:`embed_texts` with defaults."""
     return embed_texts(con, embedder, corpus=corpus)
+
+
+def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
+    """Append one batch of already L2-normalized ``vectors`` (rows aligned with ``hashes``) to
+    ``embeddings`` in its own transaction, so an interrupted job keeps every finished batch."""
+    rows = pa.table({"embedder": pa.array([embedder] * len(hashes), pa.string()),
+                     "text_hash": pa.array(hashes, pa.string()),
+                     "vector": vectors_to_arrow(vectors)})
+    with transaction(con):
+        con.register("_new_embeddings", rows)
+        try:
+            con.execute("INSERT INTO embeddings SELECT embedder, text_hash, vector FROM _new_embeddings")
+        finally:
+            con.unregister("_new_embeddings")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 from typing import Iterator
 
 import duckdb

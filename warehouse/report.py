@@ -427,7 +427,7 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
     cells = primary_cells(config, embedder_name)
     metrics = metric_names(con, config.primary.metric)
     means = condition_means(con)
-    banner = (f'<div class="banner">DEMO NUMBERS, NOT RESULTS. This report was produced from the bundled demo '
+    banner = ('<div class="banner">DEMO NUMBERS, NOT RESULTS. This report was produced from the bundled demo '
               "corpus (five short papers written for this project); it shows what the pipeline produces, and its "
               "numbers support no claim. Run an experiment on real data (--config/--data) for results.</div>"
               if config.demo else "")

@@ -14,10 +14,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.embed import l2_normalize, vectors_to_arrow
+from ingest.embed import l2_normalize, store_embeddings
 from ingest.embed_progress import progress_bar
 from ingest.embedders import EmbedderSpec, resolve_embedder
-from warehouse.db import transaction
 
 
 def text_hash(text: str) -> str:
@@ -69,15 +68,7 @@ def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embe
                 inputs = spec.format_inputs([todo[h] for h in keys], [False] * len(keys))
                 vectors = l2_normalize(model.encode(inputs, batch_size=batch_size, convert_to_numpy=True,
                                                     normalize_embeddings=False, show_progress_bar=False))
-                rows = pa.table({"embedder": pa.array([spec.name] * len(keys), pa.string()),
-                                 "text_hash": pa.array(keys, pa.string()),
-                                 "vector": vectors_to_arrow(vectors)})
-                with transaction(con):
-                    con.register("_tt_rows", rows)
-                    try:
-                        con.execute("INSERT INTO embeddings SELECT embedder, text_hash, vector FROM _tt_rows")
-                    finally:
-                        con.unregister("_tt_rows")
+                store_embeddings(con, spec.name, keys, vectors)
                 have.update(zip(keys, vectors))
                 report["embedded"] += len(keys)
                 advance(len(keys))

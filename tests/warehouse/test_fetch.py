@@ -8,7 +8,6 @@ import json
 import socket
 import tarfile
 import threading
-from pathlib import Path
 
 import pytest
 

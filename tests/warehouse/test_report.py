@@ -7,7 +7,6 @@ import struct
 import subprocess
 import zlib
 
-import pytest
 
 from warehouse.config import load_config
 from warehouse.report import render_report, write_report

@@ -43,7 +43,7 @@ def run_command(
         console.print(Panel(DEMO_BANNER, style="bold yellow"))
     pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
     try:
-        outcome = pipeline.run()
+        pipeline.run()
     except (ConfigError, PipelineError, DbtError) as exc:
         console.print(f"[red]run failed:[/] {exc}", soft_wrap=True)
         raise typer.Exit(1)
