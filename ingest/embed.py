@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
+from typing import Sequence
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -69,12 +71,15 @@ def require_condition_texts(con: duckdb.DuckDBPyConnection) -> None:
         )
 
 
-def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None) -> TextsToEmbed:
-    """Collect passage texts of ``condition_texts`` and the queries of the same corpora (optionally
-    one ``corpus``), dedupe by key and drop keys already stored for ``embedder``."""
+def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
+                   conditions: Sequence[str] | None = None) -> TextsToEmbed:
+    """Collect passage texts of ``condition_texts`` (optionally only one ``corpus`` and only the
+    given ``conditions``) and the queries of the same corpora, dedupe by key and drop keys already
+    stored for ``embedder``."""
     require_condition_texts(con)
-    where = "WHERE corpus = $corpus" if corpus else ""
-    params = {"corpus": corpus} if corpus else {}
+    filters = (["corpus = $corpus"] if corpus else []) + (["list_contains($conditions, condition)"] if conditions else [])
+    where = ("WHERE " + " AND ".join(filters)) if filters else ""
+    params = ({"corpus": corpus} if corpus else {}) | ({"conditions": list(conditions)} if conditions else {})
     base = f"""
         WITH passages AS (SELECT text_hash, text, FALSE AS is_query FROM condition_texts {where}),
         qs AS (
@@ -140,20 +145,21 @@ def embed_texts(
     embedder: str | EmbedderSpec | None = None,
     *,
     corpus: str | None = None,
+    conditions: Sequence[str] | None = None,
     model=None,
     device: str | None = None,
     batch_size: int = 64,
     write_batch: int = 1024,
     show_progress: bool = True,
 ) -> dict:
-    """Embed every condition text and query not yet stored for ``embedder``.
+    """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``.
 
     ``model`` (a loaded ``SentenceTransformer``) skips loading; otherwise the spec's model is loaded
     only when something is missing. Refuses (:class:`EmbedError`, nothing written) when stored vectors
     have another dimension than the model. Returns the report: ``requested`` rows, ``unique`` keys,
     ``already_stored``, ``embedded`` and the model's ``dim``."""
     spec = resolve_embedder(embedder)
-    todo = texts_to_embed(con, spec.name, corpus)
+    todo = texts_to_embed(con, spec.name, corpus, conditions)
     report = {
         "embedder": spec.name,
         "corpus": corpus,
@@ -191,9 +197,10 @@ def embed_texts(
     return report
 
 
-def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None) -> dict:
+def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
+                conditions: Sequence[str] | None = None) -> dict:
     """The orchestrator's embedding stage: :func:`embed_texts` with defaults."""
-    return embed_texts(con, embedder, corpus=corpus)
+    return embed_texts(con, embedder, corpus=corpus, conditions=conditions)
 
 
 def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:

@@ -277,16 +277,16 @@ class Pipeline:
 
         return resolve_embedder(model).name
 
-    def embed(self, conditions_fp: str) -> None:
+    def embed(self, conditions_fp: str, runnable: list[str]) -> None:
         for corpus in self.config.corpora:
             for emb in self.config.embedders:
                 scope = f"{corpus.name}|{self.embedder_name(emb.model)}"
-                self.stage("embed", scope, [conditions_fp, emb.model],
-                           lambda c=corpus.name, m=emb.model: self._embed_one(c, m))
+                self.stage("embed", scope, [conditions_fp, emb.model, ",".join(runnable)],
+                           lambda c=corpus.name, m=emb.model: self._embed_one(c, m, runnable))
 
-    def _embed_one(self, corpus: str, model: str) -> str:
+    def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         embed = _function("ingest.embed", "embed_stage", "embed")
-        report = embed(self.con, model, corpus=corpus)
+        report = embed(self.con, model, corpus=corpus, conditions=runnable)
         keys = ("requested", "unique", "already_stored", "embedded")
         return ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
 
@@ -374,7 +374,7 @@ class Pipeline:
             conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
             runnable = self.no_chunk_conditions(runnable)
             self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
-            self.embed(conditions_fp)
+            self.embed(conditions_fp, runnable)
             self.retrieve(runnable)
             run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank")]
             evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])

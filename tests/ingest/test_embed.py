@@ -93,6 +93,15 @@ def test_dedupe_keys_and_query_instruction(con, tiny_path, tiny_model):
     assert (rest["requested"], rest["unique"], rest["already_stored"], rest["embedded"]) == (8, 7, 5, 2)
 
 
+def test_only_the_given_conditions_are_embedded(con, tiny_path):
+    _load(con)
+    spec = EmbedderSpec(name="tiny", source=str(tiny_path))
+    report = embed_texts(con, spec, corpus="demo", conditions=["A2"], device="cpu", show_progress=False)
+    # A2's two chunks + the 2 demo queries; G2-only "gamma delta epsilon" is not embedded
+    assert (report["requested"], report["unique"], report["embedded"]) == (4, 4, 4)
+    assert sha("gamma delta epsilon") not in _stored(con, "tiny")
+
+
 class _Interrupted(RuntimeError):
     pass
 
