@@ -183,6 +183,8 @@ def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
     got = built.execute("""select contrast, n_queries, n_docs, mean_delta, ci_low, ci_high, p_value, p_holm, dz, is_primary
                            from contrasts where metric = 'cov-nDCG@10' order by contrast""").fetchall()
     assert [g[0] for g in got] == sorted(results)
+    sizes = built.execute("select distinct family_size from contrasts where metric = 'cov-nDCG@10'").fetchall()
+    assert sizes == [(len(results),)]
     for contrast, n, n_docs, mean, lo, hi, p, p_holm, dz, primary in got:
         ref, ref_dz = results[contrast][:2]
         assert (n, n_docs) == (ref.n, ref.n_clusters)

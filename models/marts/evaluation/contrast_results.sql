@@ -1,19 +1,21 @@
 {{ config(tags=['evaluation'], alias='contrasts') }}
 -- The contrast family per cell (table `contrasts`): mean paired delta (treatment - control) with its
 -- document-clustered bootstrap CI and two-sided p, Holm step-down p across the contrasts of the
--- same cell (udfs/multiple.py), Cohen's dz. is_primary marks the pre-registered cell (vars
+-- same cell (udfs/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms
+-- both have runs in the cell, so a missing arm shows as a smaller family, never silently), Cohen's dz. is_primary marks the pre-registered cell (vars
 -- primary_metric x primary_embedder x primary_reranker); every other cell is exploratory.
 with family as (
     select
         corpus, embedder, reranker, metric,
         list(contrast order by contrast) as contrasts,
+        count(*) as family_size,
         holm_adjust(list(p_value order by contrast)) as adjusted
     from {{ ref('contrast_bootstrap') }}
     group by corpus, embedder, reranker, metric
 ),
 
 holm as (
-    select corpus, embedder, reranker, metric, unnest(contrasts) as contrast, unnest(adjusted) as p_holm
+    select corpus, embedder, reranker, metric, family_size, unnest(contrasts) as contrast, unnest(adjusted) as p_holm
     from family
 )
 
@@ -30,6 +32,7 @@ select
     b.ci_high::double as ci_high,
     b.p_value::double as p_value,
     h.p_holm::double as p_holm,
+    h.family_size::bigint as family_size,
     b.dz::double as dz,
     b.is_primary::boolean as is_primary
 from {{ ref('contrast_bootstrap') }} as b
