@@ -4,23 +4,15 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from ingest.summary_tables import counts_table, funnel_table
+
 
 def render_summary(summary: dict, console: Console) -> None:
     """Print counts, the funnel per stage, bucket sizes and per-article distributions."""
-    head = Table(title=f"Wikipedia -> corpus {summary['corpus']!r} ({summary['seconds']:.1f} s)")
-    for col in ("documents", "sections", "paragraphs", "quarantined"):
-        head.add_column(col, justify="right")
-    head.add_row(*(str(summary[k]) for k in ("documents", "sections", "paragraphs", "quarantined")))
-    console.print(head)
-
-    funnel = Table(title="funnel (input -> reasons -> kept; filter_failures counts each filter independently)")
-    funnel.add_column("stage")
-    funnel.add_column("reason")
-    funnel.add_column("n", justify="right")
-    for stage, reasons in summary["funnel"].items():
-        for k, (reason, n) in enumerate(reasons.items()):
-            funnel.add_row(stage if k == 0 else "", reason, str(n))
-    console.print(funnel)
+    console.print(counts_table(f"Wikipedia -> corpus {summary['corpus']!r} ({summary['seconds']:.1f} s)", summary,
+                               ("documents", "sections", "paragraphs", "quarantined")))
+    console.print(funnel_table(summary["funnel"], "funnel (input -> reasons -> kept; filter_failures counts each "
+                                                  "filter independently)"))
 
     buckets = Table(title="topic buckets (loaded documents)")
     for bucket in summary["bucket_sizes"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.console import Console
 
 EMBEDDER_HELP = "Registered name, local model directory or hub id (default all-MiniLM-L6-v2, offline)."
 WAREHOUSE_HELP = "Warehouse file (else $RAGWH_WAREHOUSE)."
@@ -20,27 +21,31 @@ def _runs_table(title: str, reports: list[dict]):
     return table
 
 
+def _run(what: str, warehouse: str | None, stage, errors: tuple[type[Exception], ...]) -> dict:
+    """Open the warehouse, return ``stage(con)``'s report; an expected failure exits 1 with its message."""
+    from warehouse.db import connect
+
+    con = connect(warehouse)
+    try:
+        return stage(con)
+    except errors as exc:
+        Console().print(f"[red]{what} failed:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    finally:
+        con.close()
+
+
 def embed_command(
     embedder: str | None = typer.Option(None, "--embedder", help=EMBEDDER_HELP),
     corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus's condition texts and queries."),
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Embed every condition text and query not yet stored for the embedder (resumable)."""
-    from rich.console import Console
-
     from ingest.embed import EmbedError, embed_stage
     from ingest.embedders import EmbedderError
-    from warehouse.db import connect
 
     console = Console()
-    con = connect(warehouse)
-    try:
-        r = embed_stage(con, embedder, corpus=corpus)
-    except (EmbedError, EmbedderError) as exc:
-        console.print(f"[red]embed failed:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
+    r = _run("embed", warehouse, lambda con: embed_stage(con, embedder, corpus=corpus), (EmbedError, EmbedderError))
     console.print(f"embedder [bold]{r['embedder']}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
                   f"{r['unique']} unique, {r['already_stored']} already stored, {r['embedded']} embedded")
 
@@ -53,21 +58,13 @@ def retrieve_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Exact top-k runs (flat or two-stage per seeds/conditions.csv); unchanged runs are skipped."""
-    from rich.console import Console
-
     from ingest.embedders import EmbedderError
     from ingest.retrieve import RetrieveError, retrieve_stage
-    from warehouse.db import connect
 
     console = Console()
-    con = connect(warehouse)
-    try:
-        r = retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus)
-    except (RetrieveError, EmbedderError) as exc:
-        console.print(f"[red]retrieve failed:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
+    r = _run("retrieve", warehouse,
+             lambda con: retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus),
+             (RetrieveError, EmbedderError))
     console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
     for name in r["empty"]:
         console.print(f"[yellow]{name}: no chunks in condition_texts, nothing retrieved[/yellow]")
@@ -82,21 +79,13 @@ def rerank_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Re-score the top 50 of each first-stage run with a cross-encoder; stored as its own run."""
-    from rich.console import Console
-
     from ingest.embedders import EmbedderError
     from ingest.rerank import RerankError, rerank_stage
-    from warehouse.db import connect
 
     console = Console()
-    con = connect(warehouse)
-    try:
-        r = rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None)
-    except (RerankError, EmbedderError) as exc:
-        console.print(f"[red]rerank failed:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(1) from None
-    finally:
-        con.close()
+    r = _run("rerank", warehouse,
+             lambda con: rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None),
+             (RerankError, EmbedderError))
     console.print(_runs_table(f"reranked top-{r['depth']} runs", r["conditions"]))
     console.print(f"scores produced by cross-encoder [bold]{r['reranker']}[/bold] over first-stage runs of "
                   f"{r['embedder']} ({r['pairs_scored']} (query, text) pairs scored)")
