@@ -26,7 +26,6 @@ conditions that got no chunks, and contrasts whose arms are missing are listed w
 """
 from __future__ import annotations
 
-import importlib
 import resource
 import time
 from dataclasses import dataclass, field
@@ -86,17 +85,6 @@ class RunOutcome:
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _function(module: str, name: str, stage: str) -> Callable:
-    """The stage function ``module.name``; a clear error when that stage is not available."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        raise PipelineError(f"stage {stage!r} is not available: module {module} is missing ({exc})") from exc
-    if not hasattr(mod, name):
-        raise PipelineError(f"stage {stage!r} is not available: {module} has no function {name}()")
-    return getattr(mod, name)
 
 
 class Pipeline:
@@ -162,17 +150,17 @@ class Pipeline:
 
     def _ingest_one(self, corpus, files: list[Path]) -> str:
         if corpus.loader == "qasper":
-            load = _function("ingest.qasper", "load_qasper", "ingest")
+            from ingest.qasper import load_qasper as load
             summary = load(self.con, files, corpus=corpus.name, limit=self.config.limit)
         elif corpus.loader == "wikipedia":
-            load = _function("ingest.wikipedia", "load_wikipedia", "ingest")
+            from ingest.wikipedia import load_wikipedia as load
             options = {k: v for k, v in corpus.options.items() if k != "generate_queries"}
             summary = load(self.con, files[0], corpus=corpus.name, **options)
         elif corpus.loader == "beir":
-            load = _function("ingest.beir", "load_beir", "ingest")
+            from ingest.beir import load_beir as load
             summary = load(self.con, files[0].parent, corpus=corpus.name, **corpus.options)
         else:
-            load = _function("ingest.hotpotqa", "load_hotpotqa", "ingest")
+            from ingest.hotpotqa import load_hotpotqa as load
             summary = load(self.con, files[0], corpus=corpus.name, limit=self.config.limit, **corpus.options)
         n_docs, n_queries = self.con.execute(
             "SELECT (SELECT count(*) FROM documents WHERE corpus = $c), (SELECT count(*) FROM queries WHERE corpus = $c)",
@@ -198,7 +186,7 @@ class Pipeline:
             self.stage("queries", corpus.name, parts, lambda c=corpus.name: self._queries_one(c))
 
     def _queries_one(self, corpus: str) -> str:
-        generate = _function("ingest.genqueries.stage", "generate_queries", "queries")
+        from ingest.genqueries.stage import generate_queries as generate
         generate(self.con, corpus, self._llm_backend())
         n = self.con.execute("SELECT count(*) FROM queries WHERE corpus = ?", [corpus]).fetchone()[0]
         return f"{n} generated queries"
@@ -211,7 +199,7 @@ class Pipeline:
             self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c))
 
     def _induce_one(self, corpus: str) -> str:
-        induce = _function("ingest.induce.stage", "induce", "induce")
+        from ingest.induce.stage import induce as induce
         induce(self.con, self.config.inducer, corpus, self._llm_backend())
         rows = self.con.execute(
             "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
@@ -239,14 +227,14 @@ class Pipeline:
             self.stage("contexts", corpus.name, parts, lambda c=corpus.name: self._contexts_one(c))
 
     def _contexts_one(self, corpus: str) -> str:
-        generate = _function("ingest.contexts", "generate_contexts", "contexts")
+        from ingest.contexts import generate_contexts as generate
         generate(self.con, corpus, self._llm_backend(), tokenizer=self.config.strong_embedder.model)
         n = self.con.execute("SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context' AND "
                              "contains(chunk_id, ?)", [f"|{corpus}/"]).fetchone()[0]
         return f"{n} llm_context prefixes"
 
     def _chunk_one(self, corpus: str) -> str:
-        chunk = _function("ingest.chunk_stage", "chunk_corpus", "chunk")
+        from ingest.chunk_stage import chunk_corpus as chunk
         chunk(self.con, corpus, self.config.inducer, tokenizer=self.config.strong_embedder.model)
         rows = self.con.execute(
             "SELECT chunkset, count(*) FROM chunks WHERE starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1", [corpus + "/"]
@@ -285,7 +273,7 @@ class Pipeline:
                            lambda c=corpus.name, m=emb.model: self._embed_one(c, m, runnable))
 
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
-        embed = _function("ingest.embed", "embed_stage", "embed")
+        from ingest.embed import embed_stage as embed
         report = embed(self.con, model, corpus=corpus, conditions=runnable)
         keys = ("requested", "unique", "already_stored", "embedded")
         return ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
@@ -304,12 +292,12 @@ class Pipeline:
                                lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable))
 
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
-        retrieve = _function("ingest.retrieve", "retrieve_stage", "retrieve")
+        from ingest.retrieve import retrieve_stage as retrieve
         report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus)
         return self._runs_detail(report)
 
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
-        rerank = _function("ingest.rerank", "rerank_stage", "rerank")
+        from ingest.rerank import rerank_stage as rerank
         report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable)
         return self._runs_detail(report)
 
