@@ -13,7 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from udfs.ragged import Ragged, ragged_arange
+from udfs.ragged import Ragged, RaggedLike, as_ragged, check_same_shape, ragged_arange
+
+
+def coverage_inputs(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
+                    span_ends: RaggedLike) -> tuple[Ragged, Ragged, Ragged, Ragged]:
+    """Validated ragged chunk and gold-span offsets: starts/ends of equal shape, one span list per
+    ranking, every span non-empty (:func:`check_spans`)."""
+    cs, ce = as_ragged(chunk_starts, np.int64, "chunk starts"), as_ragged(chunk_ends, np.int64, "chunk ends")
+    ss, se = as_ragged(span_starts, np.int64, "span starts"), as_ragged(span_ends, np.int64, "span ends")
+    check_same_shape(cs, ce, "chunk starts/ends")
+    check_same_shape(ss, se, "span starts/ends")
+    if cs.n_rows != ss.n_rows:
+        raise ValueError(f"{cs.n_rows} rankings but {ss.n_rows} span lists")
+    check_spans(ss, se)
+    return cs, ce, ss, se
 
 
 def check_spans(spans_start: Ragged, spans_end: Ragged) -> None:

@@ -22,21 +22,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from udfs.metrics._coverage import check_spans, discounts, first_cover
-from udfs.ragged import Ragged, RaggedLike, as_ragged, check_same_shape, truncate
+from udfs.metrics._coverage import coverage_inputs, discounts, first_cover
+from udfs.ragged import Ragged, RaggedLike, truncate
 
 
 def cov_dcg(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
             span_ends: RaggedLike, k: int = 10) -> np.ndarray:
     """DCG@k of each row's ranking with coverage gains (see module docstring); float64 per row."""
-    cs, ce, ss, se = _inputs(chunk_starts, chunk_ends, span_starts, span_ends)
+    cs, ce, ss, se = coverage_inputs(chunk_starts, chunk_ends, span_starts, span_ends)
     return _dcg(truncate(cs, k), truncate(ce, k), ss, se)
 
 
 def cov_idcg(pool_starts: RaggedLike, pool_ends: RaggedLike, span_starts: RaggedLike,
              span_ends: RaggedLike, k: int = 10) -> np.ndarray:
     """IDCG@k: DCG of the greedy maximum-marginal-coverage ordering of each row's chunk pool."""
-    ps, pe, ss, se = _inputs(pool_starts, pool_ends, span_starts, span_ends)
+    ps, pe, ss, se = coverage_inputs(pool_starts, pool_ends, span_starts, span_ends)
     return _greedy_idcg(ps, pe, ss, se, k)
 
 
@@ -52,18 +52,6 @@ def cov_ndcg(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: Ragg
     pos = idcg > 0
     out[pos] = np.minimum(1.0, dcg[pos] / idcg[pos])
     return out
-
-
-def _inputs(a: RaggedLike, b: RaggedLike, sa: RaggedLike, sb: RaggedLike
-            ) -> tuple[Ragged, Ragged, Ragged, Ragged]:
-    cs, ce = as_ragged(a, np.int64, "chunk starts"), as_ragged(b, np.int64, "chunk ends")
-    ss, se = as_ragged(sa, np.int64, "span starts"), as_ragged(sb, np.int64, "span ends")
-    check_same_shape(cs, ce, "chunk starts/ends")
-    check_same_shape(ss, se, "span starts/ends")
-    if cs.n_rows != ss.n_rows:
-        raise ValueError(f"{cs.n_rows} rankings but {ss.n_rows} span lists")
-    check_spans(ss, se)
-    return cs, ce, ss, se
 
 
 def _gains(cs: Ragged, ce: Ragged, ss: Ragged, se: Ragged) -> np.ndarray:

@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from udfs.metrics._coverage import check_spans, first_cover
-from udfs.ragged import RaggedLike, as_ragged, check_same_shape, truncate
+from udfs.metrics._coverage import coverage_inputs, first_cover
+from udfs.ragged import RaggedLike, as_ragged, truncate
 
 
 def span_coverage(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
                   span_ends: RaggedLike, k: int = 50) -> np.ndarray:
     """Covered share of every gold span (flat, in span order) by the union of each row's top k."""
-    cs, ce = as_ragged(chunk_starts, np.int64, "chunk starts"), as_ragged(chunk_ends, np.int64, "chunk ends")
-    ss, se = as_ragged(span_starts, np.int64, "span starts"), as_ragged(span_ends, np.int64, "span ends")
-    check_same_shape(cs, ce, "chunk starts/ends")
-    check_same_shape(ss, se, "span starts/ends")
-    if cs.n_rows != ss.n_rows:
-        raise ValueError(f"{cs.n_rows} rankings but {ss.n_rows} span lists")
-    check_spans(ss, se)
+    cs, ce, ss, se = coverage_inputs(chunk_starts, chunk_ends, span_starts, span_ends)
     _, sp, new = first_cover(truncate(cs, k), truncate(ce, k), ss, se)
     covered = np.bincount(sp, weights=new, minlength=len(ss.values))
     return covered / (se.values - ss.values)

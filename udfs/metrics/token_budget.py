@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from udfs.metrics._coverage import check_spans, first_cover, merge_spans
+from udfs.metrics._coverage import coverage_inputs, first_cover, merge_spans
 from udfs.ragged import Ragged, RaggedLike, as_ragged, check_same_shape
 
 
@@ -22,17 +22,11 @@ def token_budget_coverage(chunk_starts: RaggedLike, chunk_ends: RaggedLike, chun
     """TBC@budget per row (see module docstring)."""
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
-    cs, ce = as_ragged(chunk_starts, np.int64, "chunk starts"), as_ragged(chunk_ends, np.int64, "chunk ends")
+    cs, ce, ss, se = coverage_inputs(chunk_starts, chunk_ends, span_starts, span_ends)
     tok = as_ragged(chunk_tokens, np.int64, "chunk tokens")
-    ss, se = as_ragged(span_starts, np.int64, "span starts"), as_ragged(span_ends, np.int64, "span ends")
-    check_same_shape(cs, ce, "chunk starts/ends")
     check_same_shape(cs, tok, "chunk starts/tokens")
-    check_same_shape(ss, se, "span starts/ends")
-    if cs.n_rows != ss.n_rows:
-        raise ValueError(f"{cs.n_rows} rankings but {ss.n_rows} span lists")
     if (tok.values < 0).any():
         raise ValueError("negative token count")
-    check_spans(ss, se)
     running = np.cumsum(tok.values) - np.repeat(np.concatenate([[0], np.cumsum(tok.values)])[tok.offsets[:-1]], tok.lengths)
     keep = running <= budget                      # a prefix of every row (tokens are >= 0)
     n_keep = np.bincount(cs.row_ids[keep], minlength=cs.n_rows)
