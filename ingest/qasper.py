@@ -41,7 +41,7 @@ from ingest.qasper_questions import QUESTION_REASONS, EvidenceMatcher, judge_que
 from ingest.qasper_records import SourcedPaper, merge_papers
 from ingest.qasper_text import flatten_paper
 from ingest.segments import build_sections, verify_sections
-from warehouse.db import purge_removed_documents, replace_where, transaction
+from warehouse.db import replace_structured_corpus, replace_where, transaction
 from warehouse.schema import arrow_schema
 
 STRUCTURE = "gold"
@@ -132,18 +132,10 @@ def load_qasper(con: duckdb.DuckDBPyConnection, files: list[Path], corpus: str =
     started = time.perf_counter()
     built = build_qasper(files, corpus, limit, progress)
     t = built.tables
-    prefix = corpus + "/"
-    stage_list = ", ".join(f"'{s}'" for s in STAGES)
-    quarantine_list = ", ".join(f"'{s}'" for s in QUARANTINE_STAGES)
     with transaction(con):
-        replace_where(con, "paragraphs", "starts_with(doc_id, ?)", [prefix], t["paragraphs"])
-        replace_where(con, "sections", "structure = ? AND starts_with(doc_id, ?)", [STRUCTURE, prefix], t["sections"])
-        replace_where(con, "evidence", "starts_with(query_id, ?)", [prefix], t["evidence"])
+        replace_where(con, "evidence", "starts_with(query_id, ?)", [corpus + "/"], t["evidence"])
         replace_where(con, "queries", "corpus = ?", [corpus], t["queries"])
-        replace_where(con, "documents", "corpus = ?", [corpus], t["documents"])
-        replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_list})", [corpus], t["funnel"])
-        replace_where(con, "quarantine", f"corpus = ? AND stage IN ({quarantine_list})", [corpus], t["quarantine"])
-        purge_removed_documents(con, corpus)
+        replace_structured_corpus(con, corpus, t, STAGES, QUARANTINE_STAGES)
     return summarize(built, corpus, files, time.perf_counter() - started)
 
 

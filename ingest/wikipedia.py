@@ -52,7 +52,7 @@ import pyarrow as pa
 from ingest.wikipedia_records import WikiRecord, read_records
 from ingest.wikipedia_topics import BUCKETS, sampling_walk, topic_bucket
 from ingest.wikitext import WikiArticle, categories, parse, parse_article
-from warehouse.db import purge_removed_documents, replace_where, transaction
+from warehouse.db import replace_structured_corpus, replace_where, transaction
 from warehouse.schema import arrow_schema
 
 STRUCTURE = "gold"
@@ -267,19 +267,11 @@ def write_wikipedia(con: duckdb.DuckDBPyConnection, built: WikipediaTables) -> N
     of the corpus are left alone)."""
     t = built.tables
     corpus = built.corpus
-    prefix = corpus + "/"
-    stage_list = ", ".join(f"'{s}'" for s in STAGES)
-    quarantine_list = ", ".join(f"'{s}'" for s in QUARANTINE_STAGES)
     meta_list = ", ".join(f"'{k}'" for k in _META_KEYS)
     with transaction(con):
-        replace_where(con, "paragraphs", "starts_with(doc_id, ?)", [prefix], t["paragraphs"])
-        replace_where(con, "sections", "structure = ? AND starts_with(doc_id, ?)", [STRUCTURE, prefix], t["sections"])
-        replace_where(con, "documents", "corpus = ?", [corpus], t["documents"])
-        replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_list})", [corpus], t["funnel"])
-        replace_where(con, "quarantine", f"corpus = ? AND stage IN ({quarantine_list})", [corpus], t["quarantine"])
+        replace_structured_corpus(con, corpus, t, STAGES, QUARANTINE_STAGES)
         replace_where(con, "corpus_meta", f"corpus = ? AND (key IN ({meta_list}) OR starts_with(key, 'bucket_size:'))",
                       [corpus], t["corpus_meta"])
-        purge_removed_documents(con, corpus)
 
 
 def summarize(built: WikipediaTables, file: Path, seconds: float) -> dict:

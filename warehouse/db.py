@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import duckdb
 
@@ -77,3 +77,19 @@ def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict
     n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
     deleted["chunk_prefixes"] = int(n)
     return deleted
+
+
+def replace_structured_corpus(con: duckdb.DuckDBPyConnection, corpus: str, tables: dict, stages: Iterable[str],
+                              quarantine_stages: Iterable[str]) -> None:
+    """Replace a corpus with gold structure: its documents, paragraphs and gold sections, and the
+    funnel and quarantine rows of the loader's own ``stages``; then purge what hung off documents
+    that are gone. Call inside :func:`transaction` (the loader adds its other tables there)."""
+    prefix = corpus + "/"
+    stage_list = ", ".join(f"'{s}'" for s in stages)
+    quarantine_list = ", ".join(f"'{s}'" for s in quarantine_stages)
+    replace_where(con, "paragraphs", "starts_with(doc_id, ?)", [prefix], tables["paragraphs"])
+    replace_where(con, "sections", "structure = 'gold' AND starts_with(doc_id, ?)", [prefix], tables["sections"])
+    replace_where(con, "documents", "corpus = ?", [corpus], tables["documents"])
+    replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_list})", [corpus], tables["funnel"])
+    replace_where(con, "quarantine", f"corpus = ? AND stage IN ({quarantine_list})", [corpus], tables["quarantine"])
+    purge_removed_documents(con, corpus)

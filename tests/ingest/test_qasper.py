@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ingest.qasper as qasper_module
+import warehouse.db as db_module
 from ingest.errors import IngestError
 from ingest.qasper import STAGES, load_qasper
 from ingest.qasper_questions import Answer, is_numeric_answer, query_type
@@ -415,14 +416,14 @@ def test_reload_is_idempotent(con, v03_file, hf_file):
 def test_failed_load_leaves_warehouse_as_it_was(con, v03_file, hf_file, tmp_path, monkeypatch):
     load_qasper(con, [v03_file])
     before = {t: table_rows(con, t) for t in LOADED}
-    real = qasper_module.replace_where
+    real = db_module.replace_where  # the shared corpus writer's, where the funnel is written
 
     def failing(con_, table, *args):
         if table == "funnel":
             raise RuntimeError("disk full")
         return real(con_, table, *args)
 
-    monkeypatch.setattr(qasper_module, "replace_where", failing)
+    monkeypatch.setattr(db_module, "replace_where", failing)
     with pytest.raises(RuntimeError, match="disk full"):
         load_qasper(con, [hf_file], limit=1)
     assert {t: table_rows(con, t) for t in LOADED} == before

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import ingest.wikipedia as wikipedia_module
+import warehouse.db as db_module
 from ingest.errors import IngestError
 from ingest.segments import SectionRow, verify_sections
 from ingest.wikipedia import STAGES, build_wikipedia, load_wikipedia, read_articles, select_articles, write_wikipedia
@@ -276,7 +276,7 @@ def test_failed_load_leaves_warehouse_unchanged(con, tmp_path, xml_file, monkeyp
     assert snapshot(con) == before
 
     calls = {"n": 0}
-    real = wikipedia_module.replace_where
+    real = db_module.replace_where  # the shared corpus writer's
 
     def failing(*args, **kwargs):  # fails after three tables were already replaced
         calls["n"] += 1
@@ -284,7 +284,7 @@ def test_failed_load_leaves_warehouse_unchanged(con, tmp_path, xml_file, monkeyp
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(wikipedia_module, "replace_where", failing)
+    monkeypatch.setattr(db_module, "replace_where", failing)
     with pytest.raises(RuntimeError, match="disk full"):
         load_wikipedia(con, xml_file, filters=False)
     assert calls["n"] == 4
