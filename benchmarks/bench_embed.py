@@ -4,7 +4,7 @@ Passages: the first ``--n`` abstracts of ``../shared/data/beir_scifact/corpus.js
 place). The job runs on a fresh temporary warehouse whose ``condition_texts`` holds those passages
 (one condition), with the model already loaded, so both sides time encoding plus their own
 overhead: bare = ``model.encode(texts, batch_size)`` + L2 normalization; job =
-:func:`ingest.embed.embed_texts` (read + dedupe + length sort + encode + committed writes).
+:func:`ingest.retrieval.embed.embed_texts` (read + dedupe + length sort + encode + committed writes).
 
 Reported: seconds and passages/s for both, throughput ratio = job / bare (target >= 1.0), whether
 the stored vectors equal the bare ones (max abs difference), and a second job run that must embed 0.
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ingest.embed import embed_texts, l2_normalize
-from ingest.embedders import resolve_embedder
+from ingest.retrieval.embed import embed_texts, l2_normalize
+from ingest.retrieval.embedders import resolve_embedder
 from warehouse.db import connect
 from warehouse.paths import PROJECT_ROOT
 

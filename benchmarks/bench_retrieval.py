@@ -4,7 +4,7 @@ Random unit vectors (seeded): ``--queries`` x ``--index`` at each ``--dims``. Fo
 
 * baseline: per batch of ``--query-batch`` queries, ``S = Q @ X.T`` over the whole index, then
   ``argpartition`` to the top k and a sort of those k by score (no tie handling, no streaming);
-* kernel: :func:`ingest.topk.topk_inner_product` (streamed over index blocks, exact ties).
+* kernel: :func:`ingest.retrieval.topk.topk_inner_product` (streamed over index blocks, exact ties).
 
 Reported: wall seconds (``time.perf_counter``), peak traced memory of the call (``tracemalloc``,
 MiB; numpy registers its buffers there), ratio = kernel seconds / baseline seconds (target <= 1.5),
@@ -23,7 +23,7 @@ import tracemalloc
 
 import numpy as np
 
-from ingest.topk import topk_inner_product
+from ingest.retrieval.topk import topk_inner_product
 
 
 def unit_vectors(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:

@@ -14,7 +14,7 @@ import argparse
 
 from ranx import Qrels, Run, evaluate
 
-from ingest.embedders import resolve_embedder
+from ingest.retrieval.embedders import resolve_embedder
 from warehouse.db import connect
 
 

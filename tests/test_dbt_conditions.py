@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import sys
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pytest
 
-from ingest.segments import Heading
+from ingest.structure.segments import Heading
+from tests.ingest.chunking.chunk_docs import insert_doc, random_paragraph
 from warehouse.db import connect
 from warehouse.paths import PROJECT_ROOT
-
-sys.path.insert(0, str(Path(__file__).parent / "ingest"))
-from chunk_docs import insert_doc, random_paragraph  # noqa: E402
 
 SELECT = ["--select", "+tag:conditions", "staging", "--indirect-selection", "cautious"]
 
@@ -56,7 +53,7 @@ def test_empty_warehouse_builds_green(warehouse_file, work, at_root):
 
 
 def test_condition_texts_are_exact(warehouse_file, work, at_root):
-    from ingest.chunk_stage import chunk_corpus
+    from ingest.chunking.stage import chunk_corpus
 
     rng = np.random.default_rng(4)
     con = connect(warehouse_file)

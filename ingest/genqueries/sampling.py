@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.corpus_docs import StoredDoc
+from ingest.corpora.docs import StoredDoc
 
 QUERY_TYPES = ("factoid", "underspecified", "multihop", "structural")
 

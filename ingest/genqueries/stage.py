@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.corpus_docs import read_docs
+from ingest.corpora.docs import read_docs
 from ingest.errors import IngestError
 from ingest.genqueries.bm25 import bm25_top1
 from ingest.genqueries.leakage import leak_reason

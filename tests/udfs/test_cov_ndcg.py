@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
-from metric_reference import dcg as ref_dcg
-from metric_reference import greedy_idcg as ref_idcg
-from metric_reference import greedy_order
 
+from tests.udfs.metric_reference import dcg as ref_dcg
+from tests.udfs.metric_reference import greedy_idcg as ref_idcg
+from tests.udfs.metric_reference import greedy_order
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 
 

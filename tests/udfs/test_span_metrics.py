@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
-from metric_reference import span_recall as ref_recall
-from metric_reference import tbc as ref_tbc
 
+from tests.udfs.metric_reference import span_recall as ref_recall
+from tests.udfs.metric_reference import tbc as ref_tbc
 from udfs.metrics.span_recall import span_coverage, span_recall
 from udfs.metrics.token_budget import token_budget_coverage
 

@@ -6,8 +6,8 @@ import io
 from rich.console import Console
 
 from warehouse import manifest
-from warehouse.config import load_config
-from warehouse.pipeline import Pipeline, PipelineError
+from warehouse.experiment.config import load_config
+from warehouse.experiment.pipeline import Pipeline, PipelineError
 
 
 def test_table_digest_sees_every_change(con):

@@ -1,5 +1,5 @@
 """``ragwh chunk``: build every chunkset and path/placebo prefix (a thin wrapper over
-:func:`ingest.chunk_stage.chunk_corpus`)."""
+:func:`ingest.chunking.stage.chunk_corpus`)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -22,7 +22,7 @@ def chunk_command(
     from rich.console import Console
     from rich.table import Table
 
-    from ingest.chunk_stage import chunk_corpus
+    from ingest.chunking.stage import chunk_corpus
     from ingest.errors import IngestError
     from warehouse.db import connect
 

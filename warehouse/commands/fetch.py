@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from warehouse.fetch import FetchError, fetch_qasper
+from warehouse.experiment.fetch import FetchError, fetch_qasper
 from warehouse.paths import data_dir
 
 fetch_app = typer.Typer(help="Download public datasets into the data directory.", no_args_is_help=True)

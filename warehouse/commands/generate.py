@@ -21,7 +21,7 @@ def contexts_command(
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Write an LLM context (contextual retrieval) as the llm_context prefix of every fixed chunk (condition A1)."""
-    from ingest.contexts import generate_contexts
+    from ingest.chunking.contexts import generate_contexts
 
     _run("contexts", lambda con: generate_contexts(con, corpus, _llm(con, config, replay_only), max_tokens=max_tokens),
          warehouse)

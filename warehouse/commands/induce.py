@@ -20,8 +20,8 @@ def induce_command(
 ) -> None:
     """Induce, verify and load structure induced:<inducer>; print usable/repaired/failed and the comparison with gold."""
     from ingest.errors import IngestError
-    from ingest.induce import INDUCERS, induce
     from ingest.llm import LLMError
+    from ingest.structure import INDUCERS, induce
     from warehouse.db import connect
 
     console = Console()

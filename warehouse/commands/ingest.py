@@ -45,8 +45,8 @@ def ingest_qasper(
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load QASPER papers, gold sections, questions and evidence (replaces the corpus's rows)."""
-    from ingest.qasper import load_qasper
-    from ingest.qasper_report import render_summary
+    from ingest.corpora.qasper.load import load_qasper
+    from ingest.corpora.qasper.report import render_summary
 
     summary = _load("qasper", warehouse, lambda con, progress: load_qasper(
         con, [Path(f) for f in files], corpus=corpus, limit=limit, progress=progress), unit="papers")
@@ -63,8 +63,8 @@ def ingest_wikipedia(
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load Wikipedia articles and their gold sections (replaces the corpus's rows)."""
-    from ingest.wikipedia import load_wikipedia
-    from ingest.wikipedia_report import render_summary
+    from ingest.corpora.wikipedia.load import load_wikipedia
+    from ingest.corpora.wikipedia.report import render_summary
 
     summary = _load("wikipedia", warehouse, lambda con, progress: load_wikipedia(
         con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap, progress=progress),
@@ -90,7 +90,7 @@ def ingest_beir(
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load a BEIR corpus: one-paragraph documents, the split's queries and qrels (replaces the corpus's rows)."""
-    from ingest.beir import load_beir
+    from ingest.corpora.beir import load_beir
 
     _print_flat_summary(_load("beir", warehouse, lambda con, _: load_beir(con, directory, corpus=corpus, split=split)))
 
@@ -103,6 +103,6 @@ def ingest_hotpotqa(
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load HotpotQA: each context paragraph a document, supporting-fact titles the relevant documents."""
-    from ingest.hotpotqa import load_hotpotqa
+    from ingest.corpora.hotpotqa import load_hotpotqa
 
     _print_flat_summary(_load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(con, file, corpus=corpus, limit=limit)))

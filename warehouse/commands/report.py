@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from warehouse.config import ConfigError, load_config
+from warehouse.experiment.config import ConfigError, load_config
 
 export_app = typer.Typer(help="Export runs for other tools.", no_args_is_help=True)
 
@@ -19,8 +19,8 @@ def report_command(
 ) -> None:
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
-    from warehouse.pipeline import REPORTS_DIR, Pipeline
-    from warehouse.report import write_report
+    from warehouse.experiment.pipeline import REPORTS_DIR, Pipeline
+    from warehouse.experiment.report import write_report
 
     console = Console()
     try:
@@ -51,7 +51,7 @@ def export_trec_command(
 ) -> None:
     """Write a TREC run file and the matching qrels (score them with ranx or trec_eval)."""
     from warehouse.db import connect
-    from warehouse.export import ExportError, export_trec
+    from warehouse.experiment.export import ExportError, export_trec
 
     console = Console()
     con = connect(warehouse, read_only=True)

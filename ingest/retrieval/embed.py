@@ -1,0 +1,216 @@
+"""The embedding job: every condition text and every query embedded once per embedder.
+
+Keys (``docs/design.md``): a passage's key is ``sha256(text)`` (``condition_texts.text_hash``), a
+query's is ``sha256('[query] ' || text)``. The model's query instruction is applied at encode time
+only (:class:`ingest.retrieval.embedders.EmbedderSpec`), so it never changes a key. Identical texts across
+conditions (e.g. A3 and A4 share an index) share one key and are embedded once.
+
+Vectors are stored L2-normalized (``v / ||v||_2``, float32) in ``embeddings(embedder, text_hash,
+vector)``. Texts are sorted by length (longest first, then hash) so each model batch pads little,
+and written in committed batches of ``write_batch`` texts: an interrupted job loses at most the
+batch in flight and a rerun embeds only what is missing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Sequence
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from ingest.retrieval.embedders import EmbedderSpec, auto_device, resolve_embedder
+from ingest.retrieval.progress import progress_bar
+from warehouse.db import transaction
+
+QUERY_HASH_PREFIX = "[query] "
+
+
+class EmbedError(ValueError):
+    """The job cannot run as asked; the message says why and what to do next."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TextsToEmbed:
+    """What a job would embed: ``requested`` rows (duplicates included), ``unique`` keys, and the
+    keys not yet stored for the embedder as parallel lists sorted longest first."""
+
+    requested: int
+    unique: int
+    already_stored: int
+    hashes: list[str]
+    texts: list[str]
+    is_query: np.ndarray  # bool, parallel to hashes
+
+
+def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """True when a table or view ``name`` exists in the connected warehouse."""
+    return bool(
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()[0][0]
+    )
+
+
+def arrow_query(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> pa.Table:
+    """Run ``sql`` with named ``params`` and return the result as an Arrow table.
+
+    Goes through ``execute`` (which, unlike ``con.sql``, also works when a caller left a partly
+    fetched result on the connection); DuckDB's warning about the extra copy this makes is silenced."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
+        return con.execute(sql, params or {}).to_arrow_table()
+
+
+def require_condition_texts(con: duckdb.DuckDBPyConnection) -> None:
+    """Raise :class:`EmbedError` when the dbt model ``condition_texts`` has not been built."""
+    if not relation_exists(con, "condition_texts"):
+        raise EmbedError(
+            "the warehouse has no condition_texts model: load a corpus, then run `dbt build` "
+            "(or `ragwh run`) before embedding or retrieving"
+        )
+
+
+def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
+                   conditions: Sequence[str] | None = None) -> TextsToEmbed:
+    """Collect passage texts of ``condition_texts`` (optionally only one ``corpus`` and only the
+    given ``conditions``) and the queries of the same corpora, dedupe by key and drop keys already
+    stored for ``embedder``."""
+    require_condition_texts(con)
+    filters = (["corpus = $corpus"] if corpus else []) + (["list_contains($conditions, condition)"] if conditions else [])
+    where = ("WHERE " + " AND ".join(filters)) if filters else ""
+    params = ({"corpus": corpus} if corpus else {}) | ({"conditions": list(conditions)} if conditions else {})
+    base = f"""
+        WITH passages AS (SELECT text_hash, text, FALSE AS is_query FROM condition_texts {where}),
+        qs AS (
+            SELECT sha256('{QUERY_HASH_PREFIX}' || text) AS text_hash, text, TRUE AS is_query FROM queries
+            WHERE corpus IN (SELECT DISTINCT corpus FROM condition_texts {where})
+        ),
+        requested AS (SELECT * FROM passages UNION ALL SELECT * FROM qs),
+        uniq AS (
+            SELECT text_hash, any_value(text) AS text, bool_or(is_query) AS is_query
+            FROM requested GROUP BY text_hash
+        ),
+        stored AS (SELECT text_hash FROM embeddings WHERE embedder = $embedder)
+    """
+    params_e = {**params, "embedder": embedder}
+    requested, unique, already = con.execute(
+        base + """SELECT (SELECT count(*) FROM requested), (SELECT count(*) FROM uniq),
+                  (SELECT count(*) FROM uniq SEMI JOIN stored USING (text_hash))""",
+        params_e,
+    ).fetchall()[0]
+    todo = arrow_query(con, 
+        base + """SELECT text_hash, text, is_query FROM uniq ANTI JOIN stored USING (text_hash)
+                  ORDER BY length(text) DESC, text_hash""",
+        params_e,
+    )
+    return TextsToEmbed(
+        requested=int(requested),
+        unique=int(unique),
+        already_stored=int(already),
+        hashes=todo.column("text_hash").to_pylist(),
+        texts=todo.column("text").to_pylist(),
+        is_query=np.asarray(todo.column("is_query").to_numpy(zero_copy_only=False), dtype=bool),
+    )
+
+
+def stored_dimension(con: duckdb.DuckDBPyConnection, embedder: str) -> int | None:
+    """Dimension of the vectors stored for ``embedder`` (None when none are stored).
+
+    Raises :class:`EmbedError` when stored vectors disagree among themselves."""
+    dims = [r[0] for r in con.execute(
+        "SELECT DISTINCT len(vector) FROM embeddings WHERE embedder = ? ORDER BY 1", [embedder]
+    ).fetchall()]
+    if len(dims) > 1:
+        raise EmbedError(f"embeddings for {embedder!r} have mixed dimensions {dims}: delete them and re-embed")
+    return dims[0] if dims else None
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Row-wise ``v / ||v||_2`` in float32 (a zero vector stays zero)."""
+    v = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms == 0, 1.0, norms)
+
+
+def vectors_to_arrow(vectors: np.ndarray) -> pa.ListArray:
+    """A ``list<float32>`` array with one row per vector (zero-copy over the flat values)."""
+    n, dim = vectors.shape
+    offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel()))
+
+
+def embed_texts(
+    con: duckdb.DuckDBPyConnection,
+    embedder: str | EmbedderSpec | None = None,
+    *,
+    corpus: str | None = None,
+    conditions: Sequence[str] | None = None,
+    model=None,
+    device: str | None = None,
+    batch_size: int = 64,
+    write_batch: int = 1024,
+    show_progress: bool = True,
+) -> dict:
+    """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``.
+
+    ``model`` (a loaded ``SentenceTransformer``) skips loading; otherwise the spec's model is loaded
+    only when something is missing. Refuses (:class:`EmbedError`, nothing written) when stored vectors
+    have another dimension than the model. Returns the report: ``requested`` rows, ``unique`` keys,
+    ``already_stored``, ``embedded`` and the model's ``dim``."""
+    spec = resolve_embedder(embedder)
+    todo = texts_to_embed(con, spec.name, corpus, conditions)
+    report = {
+        "embedder": spec.name,
+        "corpus": corpus,
+        "requested": todo.requested,
+        "unique": todo.unique,
+        "already_stored": todo.already_stored,
+        "embedded": 0,
+        "dim": stored_dimension(con, spec.name),
+    }
+    if not todo.hashes:
+        return report
+    device = device or auto_device()
+    if model is None:
+        model = spec.load(device)
+    dim = int(model.get_embedding_dimension())
+    if report["dim"] is not None and report["dim"] != dim:
+        raise EmbedError(
+            f"the warehouse holds {report['dim']}-dimensional vectors for embedder {spec.name!r} but the "
+            f"loaded model {spec.load_path!r} produces {dim}-dimensional ones: the stored vectors come from a "
+            "different model under the same name; delete them (DELETE FROM embeddings WHERE embedder = ...) "
+            "or use another --embedder"
+        )
+    report["dim"] = dim
+    encoded = spec.format_inputs(todo.texts, todo.is_query)
+    with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance:
+        for start in range(0, len(encoded), write_batch):
+            stop = min(start + write_batch, len(encoded))
+            vectors = model.encode(
+                encoded[start:stop], batch_size=batch_size, convert_to_numpy=True,
+                normalize_embeddings=False, show_progress_bar=False,
+            )
+            store_embeddings(con, spec.name, todo.hashes[start:stop], l2_normalize(vectors))
+            report["embedded"] += stop - start
+            advance(stop - start)
+    return report
+
+
+def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
+                conditions: Sequence[str] | None = None) -> dict:
+    """The orchestrator's embedding stage: :func:`embed_texts` with defaults."""
+    return embed_texts(con, embedder, corpus=corpus, conditions=conditions)
+
+
+def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
+    """Append one batch of already L2-normalized ``vectors`` (rows aligned with ``hashes``) to
+    ``embeddings`` in its own transaction, so an interrupted job keeps every finished batch."""
+    rows = pa.table({"embedder": pa.array([embedder] * len(hashes), pa.string()),
+                     "text_hash": pa.array(hashes, pa.string()),
+                     "vector": vectors_to_arrow(vectors)})
+    with transaction(con):
+        con.register("_new_embeddings", rows)
+        try:
+            con.execute("INSERT INTO embeddings SELECT embedder, text_hash, vector FROM _new_embeddings")
+        finally:
+            con.unregister("_new_embeddings")

@@ -1,0 +1,1 @@
+"""Query rewriting (the second study): strategies, variant filtering and the fixed retrieval pipeline they share."""

@@ -1,0 +1,43 @@
+"""Token counts: the MiniLM tokenizer, no special tokens, batched, additive over whitespace-joined parts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.chunking import tokens
+from ingest.chunking.tokens import count_tokens, load_tokenizer, tokenizer_name
+
+
+def test_default_is_minilm_without_special_tokens():
+    assert tokenizer_name() == "all-MiniLM-L6-v2"
+    # hand-checked word pieces of the uncased MiniLM vocabulary: 'hello' 'world' '.' -> 3 (no [CLS]/[SEP])
+    assert count_tokens(["Hello world.", "", "tokenization"]).tolist() == [3, 0, 2]
+    tok = load_tokenizer()
+    assert tok.convert_ids_to_tokens(tok("tokenization", add_special_tokens=False)["input_ids"]) == ["token", "##ization"]
+
+
+def test_matches_the_tokenizer_and_never_truncates():
+    text = "retrieval " * 2000
+    tok = load_tokenizer()
+    assert count_tokens([text])[0] == 2000 == len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def test_batches_agree_with_single_calls(monkeypatch):
+    texts = [f"Sentence number {i} about chunk {i % 7}." for i in range(25)]
+    whole = count_tokens(texts)
+    monkeypatch.setattr(tokens, "BATCH_SIZE", 4)
+    assert count_tokens(texts).tolist() == whole.tolist() == [count_tokens([t])[0] for t in texts]
+    assert whole.dtype == np.int64
+
+
+def test_sentence_counts_add_up_for_wordpiece():
+    # the chunkers rely on this: joining whitespace-separated parts adds their counts
+    parts = ["We use BERT (Devlin et al., 2019).", "Accuracy is 3.5% higher!", "Naïve results, e.g. [12], differ."]
+    assert count_tokens([" ".join(parts)])[0] == count_tokens(parts).sum()
+
+
+def test_unknown_tokenizer_is_a_clear_error():
+    from ingest.retrieval.embedders import EmbedderError
+
+    with pytest.raises(EmbedderError, match="neither a registered name"):
+        count_tokens(["x"], "/no/such/model/dir")

@@ -1,0 +1,226 @@
+"""LLM induction, A1 contexts and query generation end to end against a real local HTTP server.
+
+The server answers deterministically from the prompt (a canned valid or invalid structure, a context
+sentence, a query): these are test stand-ins for a model, never results. Documents are hand-made
+(three short articles with a gold heading tree) and chunked with the project's chunker.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from ingest.chunking.contexts import generate_contexts
+from ingest.chunking.stage import chunk_corpus
+from ingest.chunking.tokens import count_tokens
+from ingest.genqueries import QUERY_TYPES, generate_queries
+from ingest.llm import LLMCacheMiss, LLMConfig, open_llm
+from ingest.structure import induce
+from ingest.structure.segments import Heading, build_sections, verify_sections
+from tests.ingest.llm.chat_server import ChatServer, last_user_message
+
+VOCAB = ("river valley harbour castle bridge market temple forest meadow tower garden village station "
+         "harvest winter summer treaty council museum library festival mountain island coast desert").split()
+
+
+def _article(d: int) -> tuple[str, list[str], list[Heading]]:
+    paras = []
+    for p in range(8):
+        words = [VOCAB[(d * 5 + p * 3 + k) % len(VOCAB)] for k in range(44)]
+        paras.append(f"Doc{d} paragraph {p}: " + " ".join(words) + ".")
+    headings = [Heading(1, "Introduction", 2), Heading(1, "History", 1), Heading(2, "Early", 2),
+                Heading(1, "Geography", 3)]
+    return f"Article {d}", paras, headings
+
+
+def load_articles(con, n_docs: int = 3) -> None:
+    for d in range(1, n_docs + 1):
+        title, paras, headings = _article(d)
+        text, offs, pos = title + "\n\n", [], len(title) + 2
+        for k, p in enumerate(paras):
+            offs.append((pos, pos + len(p)))
+            text += p + ("\n\n" if k < len(paras) - 1 else "")
+            pos += len(p) + 2
+        rows, _ = build_sections(headings, offs)
+        assert verify_sections(rows, offs) == []
+        doc_id = f"wikipedia/{d}"
+        con.execute("INSERT INTO documents VALUES (?, 'wikipedia', ?, ?, NULL, NULL, 'hand-made.xml')", [doc_id, title, text])
+        con.executemany("INSERT INTO paragraphs VALUES (?, ?, ?, ?)", [(doc_id, k, s, e) for k, (s, e) in enumerate(offs)])
+        con.executemany("INSERT INTO sections VALUES ('gold', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(doc_id, r.section_idx, r.parent_idx, r.level, r.title, r.para_start, r.para_end,
+                          r.char_start, r.char_end) for r in rows])
+
+
+def structure(*sections) -> str:
+    return json.dumps({"sections": [{"title": t, "level": lv, "first_paragraph": a, "last_paragraph": b}
+                                    for t, lv, a, b in sections]})
+
+
+def respond(body: dict) -> str:
+    """Stand-in model: answers by prompt kind (and, for induction, by document)."""
+    msg = last_user_message(body)
+    first = body["messages"][0]["content"]
+    if "Reconstruct the document's section structure" in first:
+        doc = re.search(r"\[1\] Doc(\d)", first).group(1)
+        correcting = len(body["messages"]) == 3
+        if doc == "1":  # valid at once; same spans as the gold tree
+            return "```json\n" + structure(("Intro", 1, 1, 2), ("Past", 1, 3, 3), ("Early days", 2, 4, 5), ("Land", 1, 6, 8)) + "\n```"
+        if doc == "2":  # overlapping ranges, fixed when the violations are listed
+            if correcting:
+                assert "overlap" in msg
+                return structure(("Intro", 1, 1, 3), ("Rest", 1, 4, 8))
+            return "Here you go: " + structure(("Intro", 1, 1, 4), ("Rest", 1, 3, 8))
+        return "I am unable to determine sections."  # doc 3: never JSON -> failed
+    if "<chunk>" in msg:
+        chunk = msg.split("<chunk>\n", 1)[1].split("\n</chunk>", 1)[0]
+        return f"  This chunk opens with {chunk.split()[0]} and belongs to one of the hand-made articles.  "
+    if msg.startswith("Paraphrase the following search question"):
+        query = msg.rsplit("Question: ", 1)[1].strip()
+        if "zeppelin" in query:  # a paraphrase that copies the passage: rejected at the second filter
+            return "Paraphrased question: " + " ".join(VOCAB[:8])
+        return f"Paraphrased question: could you say {query[0].lower() + query[1:]}"
+    passage = re.search(r"<(?:passage|section)>\n(.*?)\n</", msg, re.S).group(1)
+    if "factoid question" in msg:
+        return "Question: Which odd quokka fact appears?" if "Doc1" not in passage else passage[:40]  # doc 1 copies
+    if "only vaguely" in msg:
+        return '"What did that place become known for?"'
+    if "BOTH passages" in msg:
+        return "How are the two xylophone episodes connected?"
+    return "What broad zeppelin story does this part tell?" if "Doc3" in passage else "What overall saga unfolds here?"
+
+
+@pytest.fixture()
+def server():
+    with ChatServer(respond) as s:
+        yield s
+
+
+def http(server, **kw) -> LLMConfig:
+    return LLMConfig(model="stand-in", base_url=server.base_url, timeout_s=5, max_retries=1, backoff_s=0.01, **kw)
+
+
+def table(con, sql):
+    return con.execute(sql).fetchall()
+
+
+def test_llm_induction_end_to_end(con, server):
+    load_articles(con)
+    report = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), chunk=True,
+                    show_progress=False)
+    r = report["corpora"]["wikipedia"]
+    assert (r["documents"], r["usable"], r["usable_first_try"], r["self_corrected"], r["repaired"], r["failed"]) == (3, 2, 1, 1, 0, 1)
+    assert server.n_requests == 3 + 2  # 3 first answers, corrections for docs 2 and 3
+    assert report["llm"]["calls"] == 5 and report["llm"]["cache_hits"] == 0
+    assert r["mean_sections_induced"] == pytest.approx((4 + 2) / 2) and r["mean_sections_gold"] == 4
+    log = table(con, "SELECT doc_id, status, n_sections, detail FROM induction_log ORDER BY doc_id")
+    assert [x[:3] for x in log] == [("wikipedia/1", "usable", 4), ("wikipedia/2", "usable", 2), ("wikipedia/3", "failed", None)]
+    assert log[0][3] == "valid first answer" and log[1][3].startswith("self-corrected; first answer: section 2: overlap")
+    assert table(con, "SELECT record_id, stage FROM quarantine") == [("wikipedia/3", "induce:llm")]
+    assert table(con, "SELECT title, level, parent_idx, para_start, para_end FROM sections "
+                      "WHERE structure = 'induced:llm' AND doc_id = 'wikipedia/1' ORDER BY section_idx") == [
+        ("Intro", 1, None, 0, 1), ("Past", 1, None, 2, 4), ("Early days", 2, 1, 3, 4), ("Land", 1, None, 5, 7)]
+    # doc 1 copies the gold tree, so its induced structural chunks equal the gold ones
+    ident = r["span_identity_counts"]
+    assert ident["documents"] == 2 and r["span_identity"] == pytest.approx(ident["identical"] / ident["induced_chunks"])
+    d1 = table(con, "SELECT count(*) FROM chunks i JOIN chunks g ON g.doc_id = i.doc_id AND g.chunkset = 'structural:gold' "
+                    "AND (g.char_start, g.char_end) = (i.char_start, i.char_end) "
+                    "WHERE i.chunkset = 'structural:induced:llm' AND i.doc_id = 'wikipedia/1'")[0][0]
+    assert d1 == table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'structural:gold' AND doc_id = 'wikipedia/1'")[0][0]
+    assert table(con, "SELECT reason, n FROM funnel WHERE stage = 'induce:llm' ORDER BY reason") == [
+        ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0), ("self_corrected", 1), ("usable", 2)]
+
+    before = table(con, "SELECT * FROM sections WHERE structure = 'induced:llm' ORDER BY doc_id, section_idx")
+    again = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False)
+    assert server.n_requests == 5 and again["llm"]["calls"] == 0 and again["llm"]["cache_hits"] == 5
+    assert table(con, "SELECT * FROM sections WHERE structure = 'induced:llm' ORDER BY doc_id, section_idx") == before
+
+    replay = open_llm(con, config=LLMConfig(model="stand-in", replay_only=True), progress=False)
+    induce(con, "llm", "wikipedia", replay, show_progress=False)
+    con.execute("DELETE FROM llm_calls WHERE item_id = 'wikipedia/2' AND prompt_name = 'induce_correction'")
+    with pytest.raises(LLMCacheMiss, match=r"wikipedia/2 \(induce_correction.v1\)"):
+        induce(con, "llm", "wikipedia", replay, show_progress=False)
+    assert server.n_requests == 5
+
+
+def test_a1_contexts_end_to_end(con, server):
+    load_articles(con, 2)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    fixed = table(con, "SELECT chunk_id FROM chunks WHERE chunkset = 'fixed' ORDER BY chunk_id")
+    report = generate_contexts(con, "wikipedia", open_llm(con, config=http(server), progress=False))
+    r = report["corpora"]["wikipedia"]
+    assert (r["chunks"], r["contexts"], r["empty_answers"], r["calls"]) == (len(fixed), len(fixed), 0, len(fixed))
+    rows = table(con, "SELECT chunk_id, depth, prefix, prefix_tokens FROM chunk_prefixes WHERE prefix_kind = 'llm_context' ORDER BY chunk_id")
+    assert [x[0] for x in rows] == [c[0] for c in fixed] and {x[1] for x in rows} == {0}
+    first = rows[0][2]
+    assert first.startswith("This chunk opens with Doc1") and first.endswith("articles.\n\n") and not first.startswith(" ")
+    assert [x[3] for x in rows] == count_tokens([x[2] for x in rows]).tolist()
+    prompt = next(b for b in server.bodies if "Doc1 paragraph 0" in b["messages"][0]["content"].split("<chunk>")[1])
+    content = prompt["messages"][0]["content"]
+    assert content.startswith("<document>\nArticle 1\n\nDoc1 paragraph 0") and "Answer only with the succinct context" in content
+    # re-chunking keeps the contexts of unchanged chunks; a rerun makes no call
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    again = generate_contexts(con, "wikipedia", open_llm(con, config=http(server), progress=False))
+    assert again["corpora"]["wikipedia"]["calls"] == 0 and server.n_requests == len(fixed)
+    assert table(con, "SELECT chunk_id, depth, prefix, prefix_tokens FROM chunk_prefixes WHERE prefix_kind = 'llm_context' ORDER BY chunk_id") == rows
+
+
+def test_generated_queries_end_to_end(con, server):
+    load_articles(con, 3)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
+    f = report["funnel"]
+    # factoid: doc 1 copies its passage (rejected), docs 2-3 pass; structural: doc 3's paraphrase copies the passage
+    assert f["factoid"] == {"candidates": 3, "rejected_shared_4gram": 1, "survivors": 2, "paraphrase_survivors": 2, "final": 2}
+    assert f["underspecified"]["survivors"] == 3 and f["multihop"]["survivors"] == 3
+    assert f["structural"]["survivors"] == 3 and f["structural"]["paraphrase_rejected_shared_4gram"] == 1
+    assert report["final_per_type"] == 2 and all(f[t]["final"] == 2 for t in QUERY_TYPES)
+    # 12 candidates; 11 paraphrase requests, but identical requests (the same survivor text) are sent once:
+    # factoid 1, underspecified 1, multihop 1, structural 2 distinct texts
+    assert server.n_requests == 12 + 5
+    queries = table(con, "SELECT query_id, doc_id, query_type, text FROM queries ORDER BY query_id")
+    assert len(queries) == 8 and all(q[0].startswith("wikipedia/gen-") for q in queries)
+    assert all(q[3].startswith("could you say ") for q in queries)  # only paraphrases enter
+    ev = table(con, "SELECT e.query_id, count(*), min(match_method), max(match_method) FROM evidence e GROUP BY 1 ORDER BY 1")
+    spans = {q[0]: 2 if q[2] == "multihop" else 1 for q in queries}
+    assert {e[0]: e[1] for e in ev} == spans and {(e[2], e[3]) for e in ev} == {("generated", "generated")}
+    structural = table(con, "SELECT e.doc_id, e.char_start, e.char_end FROM evidence e JOIN queries q USING (query_id) "
+                            "WHERE q.query_type = 'structural'")
+    gold_top = set(table(con, "SELECT doc_id, char_start, char_end FROM sections WHERE structure = 'gold' AND level = 1"))
+    assert set(structural) <= gold_top
+    assert report["bm25"]["units"] == "structural:gold chunks" and report["bm25"]["queries"] == 8
+    assert 0.0 <= report["bm25"]["top1_gold_rate"] <= 1.0
+    funnel = dict(((s, r), n) for s, r, n in table(con, "SELECT stage, reason, n FROM funnel WHERE starts_with(stage, 'generated_queries')"))
+    assert funnel[("generated_queries:factoid", "rejected_shared_4gram")] == 1
+    before = table(con, "SELECT * FROM queries ORDER BY query_id")
+    again = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
+    assert again["calls"] == 0 and server.n_requests == 17
+    assert table(con, "SELECT * FROM queries ORDER BY query_id") == before
+
+
+def test_cli_runs_the_llm_stages_against_the_server(warehouse_file, server, monkeypatch):
+    from warehouse.cli import app
+    from warehouse.db import connect
+
+    con = connect(warehouse_file)
+    load_articles(con, 2)
+    con.close()
+    monkeypatch.setenv("RAGWH_LLM_BACKEND", "openai")
+    monkeypatch.setenv("RAGWH_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("RAGWH_LLM_MODEL", "stand-in")
+    runner = CliRunner()
+    result = runner.invoke(app, ["induce", "--inducer", "llm", "--corpus", "wikipedia"])
+    assert result.exit_code == 0, result.output
+    assert "induced:llm" in result.output
+    result = runner.invoke(app, ["contexts", "--corpus", "wikipedia"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["generate-queries", "--seed", "3", "--per-doc", "1"])
+    assert result.exit_code == 0, result.output
+    n = server.n_requests
+    result = runner.invoke(app, ["induce", "--inducer", "llm", "--replay-only", "--no-chunk"])
+    assert result.exit_code == 0, result.output
+    assert server.n_requests == n
+    monkeypatch.setenv("RAGWH_LLM_MODEL", "another-model")
+    result = runner.invoke(app, ["induce", "--inducer", "llm", "--replay-only", "--no-chunk"])
+    assert result.exit_code == 1 and "replay-only" in result.output

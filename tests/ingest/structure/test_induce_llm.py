@@ -1,0 +1,174 @@
+"""LLM induction: parsing, validation, the self-correction round and the deterministic repair."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest.corpora.docs import StoredDoc
+from ingest.llm import LLMCache
+from ingest.llm.scripted import ScriptedBackend
+from ingest.structure.llm_inducer import induce_with_llm, numbered
+from ingest.structure.llm_output import RawSection, answer_violations, parse_answer, repair, rows_for, to_headings
+from ingest.structure.segments import Heading
+
+
+def answer(*sections: tuple[str, int, int, int]) -> str:
+    return json.dumps({"sections": [{"title": t, "level": lv, "first_paragraph": a, "last_paragraph": b}
+                                     for t, lv, a, b in sections]})
+
+
+def offsets(n: int) -> list[tuple[int, int]]:
+    return [(10 * k, 10 * k + 8) for k in range(n)]
+
+
+def repaired(sections, n):
+    headings, actions = repair(parse_answer(answer(*sections)).sections, n)
+    rows, problems, _ = rows_for(headings, offsets(n))
+    assert problems == []
+    return headings, actions
+
+
+# --- parsing ---------------------------------------------------------------------------------------------
+
+
+def test_parse_tolerates_prose_and_code_fences():
+    body = answer(("Intro", 1, 1, 2), ("Method", 1, 3, 4))
+    for text in (body, f"Sure! Here it is:\n```json\n{body}\n```\nHope this helps {{not json}}.",
+                 f"{{broken {body}"):
+        parsed = parse_answer(text)
+        assert parsed.problems == []
+        assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
+
+
+def test_parse_reports_not_json_and_schema_problems():
+    assert parse_answer("I think the document has three sections.").sections is None
+    assert parse_answer('{"sections": "none"}').problems == ['"sections" is a str, not a list']
+    parsed = parse_answer('{"sections": [{"title": "", "level": "2", "first_paragraph": 1.0, "last_paragraph": "x"}, 7]}')
+    assert parsed.sections == [RawSection("", 2, 1, None), RawSection("", None, None, None)]
+    assert parsed.problems == ["section 1: missing or empty title",
+                               "section 1: last_paragraph missing or not an integer ('x')",
+                               "section 2: not an object"]
+
+
+@pytest.mark.parametrize("sections, expected", [
+    ([("A", 1, 1, 3), ("B", 1, 3, 5)], "section 2: overlap, paragraphs 3..3 already belong to the previous section"),
+    ([("A", 1, 1, 2), ("B", 1, 4, 5)], "section 2: gap, paragraphs 3..3 belong to no section"),
+    ([("A", 1, 1, 2), ("B", 3, 3, 5)], "section 2: level jumps from 1 to 3 (may rise by at most one)"),
+    ([("A", 1, 1, 2), ("B", 1, 3, 9)], "section 2: paragraphs 3..9 invalid (must satisfy 1 <= first <= last <= 5)"),
+    ([("A", 2, 1, 5)], "section 1: first section has level 2, must be 1"),
+    ([], "no sections returned"),
+])
+def test_violations_are_specific(sections, expected):
+    assert expected in answer_violations(parse_answer(answer(*sections)), 5)
+
+
+def test_valid_answer_has_no_violations_and_builds_a_verified_tree():
+    parsed = parse_answer(answer(("Intro", 1, 1, 2), ("Method", 1, 3, 3), ("Data", 2, 4, 4), ("Model", 2, 5, 6)))
+    assert answer_violations(parsed, 6) == []
+    rows, problems, dropped = rows_for(to_headings(parsed.sections), offsets(6))
+    assert problems == [] and dropped == 0
+    assert [(r.title, r.level, r.parent_idx, r.para_start, r.para_end) for r in rows] == [
+        ("Intro", 1, None, 0, 1), ("Method", 1, None, 2, 5), ("Data", 2, 1, 3, 3), ("Model", 2, 1, 4, 5)]
+
+
+# --- repair ----------------------------------------------------------------------------------------------
+
+
+def test_repair_overlap_truncates_the_earlier_section():
+    headings, actions = repaired([("A", 1, 1, 3), ("B", 1, 3, 5)], 5)
+    assert headings == [Heading(1, "A", 2), Heading(1, "B", 3)]
+    assert actions == ["section 1: overlap resolved, 1..3 -> 1..2"]
+
+
+def test_repair_subtree_spans_become_intro_plus_children():
+    headings, _ = repaired([("Parent", 1, 1, 6), ("Kid1", 2, 3, 4), ("Kid2", 2, 5, 6)], 6)
+    assert headings == [Heading(1, "Parent", 2), Heading(2, "Kid1", 2), Heading(2, "Kid2", 2)]
+
+
+def test_repair_parent_with_same_start_as_child_becomes_container():
+    headings, actions = repaired([("Parent", 1, 1, 4), ("Kid", 2, 1, 2), ("Kid2", 2, 3, 4)], 4)
+    assert headings == [Heading(1, "Parent", 0), Heading(2, "Kid", 2), Heading(2, "Kid2", 2)]
+    assert "section 1: overlap resolved, 1..4 -> no own paragraphs" in actions
+
+
+def test_repair_closes_gaps_at_start_middle_and_end():
+    headings, actions = repaired([("A", 1, 2, 3), ("B", 1, 6, 7)], 9)
+    assert headings == [Heading(1, "A", 5), Heading(1, "B", 4)]
+    assert actions == ["gap closed: section 1 extended to start at paragraph 1",
+                       "gap closed: paragraphs 4..5 given to section 1",
+                       "gap closed: section 2 extended to end at paragraph 9"]
+
+
+def test_repair_flattens_level_jumps():
+    headings, actions = repaired([("A", 2, 1, 1), ("B", 4, 2, 2), ("C", 3, 3, 3), ("D", 1, 4, 4), ("E", 7, 5, 5)], 5)
+    assert [h.level for h in headings] == [1, 2, 3, 1, 2]
+    assert "section 5: level 7 -> 2" in actions
+
+
+def test_repair_clamps_out_of_range_and_swaps_reversed():
+    headings, actions = repaired([("A", 1, 0, 2), ("B", 1, 5, 3), ("C", 1, 6, 12)], 8)
+    assert headings == [Heading(1, "A", 2), Heading(1, "B", 3), Heading(1, "C", 3)]
+    assert "section 1: clamped 0..2 to 1..2" in actions
+    assert "section 2: swapped reversed range 5..3" in actions
+    assert "section 3: clamped 6..12 to 6..8" in actions
+
+
+def test_repair_sorts_and_drops_swallowed_sections():
+    headings, actions = repaired([("B", 1, 4, 6), ("A", 1, 1, 3), ("A2", 1, 2, 3)], 6)
+    assert headings == [Heading(1, "A", 1), Heading(1, "A2", 2), Heading(1, "B", 3)]
+    assert "reordered sections by first paragraph" in actions
+    headings, actions = repaired([("A", 1, 1, 6), ("Dup", 1, 1, 6)], 6)
+    assert headings == [Heading(1, "Dup", 6)] and "dropped section 1: covers no paragraph" in actions
+
+
+def test_repair_fills_missing_fields_and_gives_up_on_nothing():
+    sections = [RawSection("", None, 1, 2), RawSection("B", 1, None, 4), RawSection("C", None, 3, 4)]
+    headings, actions = repair(sections, 4)
+    assert headings == [Heading(1, "Section 1", 2), Heading(1, "C", 2)]
+    assert "dropped section 2: no paragraph range" in actions
+    assert repair([RawSection("A", 1, None, None)], 4)[0] == []
+    assert repair([], 4)[0] == []
+
+
+# --- the inducer with a scripted backend (self-correction round) -----------------------------------------
+
+
+def make_doc(doc_id: str, n: int) -> StoredDoc:
+    text = "T\n\n" + "\n\n".join(f"para {doc_id} {k}" for k in range(n))
+    offs, pos = [], 3
+    for k in range(n):
+        p = f"para {doc_id} {k}"
+        offs.append((pos, pos + len(p)))
+        pos += len(p) + 2
+    return StoredDoc(doc_id, "t", "T", text, "file.json", offs)
+
+
+def test_inducer_first_answer_self_correction_repair_and_failure(con):
+    script = {
+        "d/ok": [answer(("A", 1, 1, 2), ("B", 1, 3, 4))],
+        "d/fix": [answer(("A", 1, 1, 3), ("B", 1, 3, 4)), answer(("A", 1, 1, 2), ("B", 2, 3, 4))],
+        "d/rep": [answer(("A", 1, 1, 3), ("B", 3, 3, 4)), "```json\n" + answer(("A", 1, 1, 3), ("B", 3, 3, 4)) + "\n```"],
+        "d/bad": ["I cannot do that.", '{"sections": []}'],
+    }
+
+    def respond(r):
+        return script[r.item_id][len(r.messages) // 2]  # 1 message -> first answer, 3 -> correction
+
+    backend = ScriptedBackend(respond)
+    docs = [make_doc(d, 4) for d in script]
+    results = {r.doc_id: r for r in induce_with_llm(docs, LLMCache(con, backend, progress=False))}
+    assert {d: r.status for d, r in results.items()} == {"d/ok": "usable", "d/fix": "usable", "d/rep": "repaired", "d/bad": "failed"}
+    assert results["d/fix"].self_corrected and not results["d/ok"].self_corrected
+    assert [(r.title, r.level, r.para_start, r.para_end) for r in results["d/rep"].rows] == [("A", 1, 0, 3), ("B", 2, 2, 3)]
+    assert "section 1: overlap resolved" in results["d/rep"].detail
+    assert results["d/bad"].rows == [] and "no sections to repair" in results["d/bad"].detail
+
+    first_prompt = next(r for r in backend.requests if r.item_id == "d/ok").messages[0]["content"]
+    assert numbered(["para d/ok 0", "para d/ok 1", "para d/ok 2", "para d/ok 3"]) in first_prompt
+    assert "[1] para d/ok 0\n\n[2] para d/ok 1" in first_prompt and "numbered from 1 to 4" in first_prompt
+    correction = next(r for r in backend.requests if r.item_id == "d/fix" and len(r.messages) == 3)
+    assert correction.prompt == "induce_correction.v1"
+    assert correction.messages[1] == {"role": "assistant", "content": script["d/fix"][0]}
+    assert "- section 2: overlap, paragraphs 3..3 already belong to the previous section" in correction.messages[2]["content"]
+    assert sum(1 for r in backend.requests if r.item_id == "d/ok") == 1  # no correction for a valid answer

@@ -1,0 +1,86 @@
+"""Experiment configs: the shipped ones validate; bad ones fail naming the file and the key."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from warehouse.experiment.config import ConfigError, load_config, parse_config
+from warehouse.paths import PROJECT_ROOT
+
+SHIPPED = ["default", "cpu", "qasper", "wikipedia"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_validate(name):
+    config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
+    assert config.strong_embedder.strong
+    assert config.primary.embedder == config.strong_embedder.name
+    assert config.primary.metric == "cov-nDCG@10" and config.primary.reranker == "none"
+
+
+def test_default_is_the_offline_demo():
+    config = load_config(None)
+    assert config.demo and config.name == "demo" and config.llm.backend == "none"
+    (source,) = config.resolve_sources(config.corpora[0], None)
+    assert source.is_file() and source.parent.name == "demo"
+
+
+def test_cpu_has_no_a1_no_reranker_and_texttiling():
+    config = load_config(PROJECT_ROOT / "experiments" / "cpu.yml")
+    assert "A1" not in config.conditions and config.rerankers == () and config.inducer == "texttiling"
+    assert config.strong_embedder.model == "all-MiniLM-L6-v2"
+    assert set(config.contrasts) == {"C2", "C3", "C4"}
+
+
+def test_a1_without_llm_is_reported_not_run():
+    raw = _base()
+    raw["conditions"].append("A1")
+    runnable, skipped = parse_config(raw, PROJECT_ROOT / "x.yml").runnable_conditions()
+    assert "A1" not in runnable and "no LLM backend" in skipped["A1"]
+
+
+def _base() -> dict:
+    return yaml.safe_load((PROJECT_ROOT / "experiments" / "cpu.yml").read_text())
+
+
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda r: r.update(colour="red"), "colour: unknown key"),
+        (lambda r: r.pop("corpora"), "corpora: required key missing"),
+        (lambda r: r["corpora"][0].update(loader="pdf"), "corpora[0].loader: 'pdf' is not one of"),
+        (lambda r: r["embedders"][0].update(strong=False), "embedders: exactly one embedder"),
+        (lambda r: r.update(k=0), "k: expected an integer >= 1"),
+        (lambda r: r.update(bootstrap={"B": "many"}), "bootstrap.B: expected an integer"),
+        (lambda r: r.update(conditions=["A3", "Z9"]), "conditions[1]: 'Z9' is not one of"),
+        (lambda r: r.update(contrasts=["C1"]), "contrasts[0]: C1 compares A3 - A1 but A1 is not in conditions"),
+        (lambda r: r.update(inducer="llm"), "inducer: 'llm' needs an LLM backend"),
+        (lambda r: r.update(primary={"metric": "cov-nDCG@10", "embedder": "bge"}), "primary.embedder: 'bge' is not one of"),
+        (lambda r: r.update(llm={"backend": "openai", "api_key": "sk"}), "llm.api_key: never put an API key"),
+        (lambda r: r.update(limit=-3), "limit: expected an integer >= 1"),
+    ],
+)
+def test_bad_configs_name_the_key(mutate, key, tmp_path, monkeypatch):
+    monkeypatch.delenv("RAGWH_LLM_BACKEND", raising=False)
+    raw = _base()
+    mutate(raw)
+    path = tmp_path / "bad.yml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: ") and key in str(info.value), str(info.value)
+
+
+def test_missing_sources_say_how_to_point_at_data(tmp_path):
+    config = load_config(PROJECT_ROOT / "experiments" / "cpu.yml")
+    with pytest.raises(ConfigError, match="--data DIR or set RAGWH_DATA"):
+        config.resolve_sources(config.corpora[0], None)
+    with pytest.raises(ConfigError, match="file\\(s\\) not found"):
+        config.resolve_sources(config.corpora[0], tmp_path)
+
+
+def test_not_yaml(tmp_path):
+    path = tmp_path / "broken.yml"
+    path.write_text("name: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)

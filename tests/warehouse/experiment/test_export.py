@@ -1,0 +1,72 @@
+"""``ragwh export trec``: TREC run + qrels on hand cases, re-scored by ranx."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from ranx import Qrels, Run, evaluate
+
+from warehouse.experiment.export import ExportError, export_trec
+
+
+@pytest.fixture()
+def small(con):
+    """Two documents; query q1 has one gold span [100, 200) in doc a; q2 has a span [0, 50) in doc b."""
+    con.execute("""CREATE TABLE condition_texts AS SELECT * FROM (VALUES
+        ('G3', 'c', 'ch|c/a|0', 'c/a', 0, 140),     -- covers 40% of the span, 29% of itself inside: NOT relevant
+        ('G3', 'c', 'ch|c/a|1', 'c/a', 140, 260),   -- covers 60% of the span: relevant
+        ('G3', 'c', 'ch|c/a|2', 'c/a', 190, 202),   -- 10 of 12 chars (83%) inside the span: relevant
+        ('G3', 'c', 'ch|c/a|3', 'c/a', 260, 400),   -- no overlap
+        ('G3', 'c', 'ch|c/b|0', 'c/b', 0, 100),     -- covers all of q2's span: relevant to q2 only
+        ('A3', 'c', 'ch|c/b|0', 'c/b', 0, 100))
+        AS t(condition, corpus, chunk_id, doc_id, char_start, char_end)""")
+    con.execute("INSERT INTO evidence VALUES ('c/q1', 0, 'c/a', 100, 200, 'exact'), ('c/q2', 0, 'c/b', 0, 50, 'exact')")
+    con.execute("""INSERT INTO chunks VALUES ('ch', 'ch|c/a|0', 'c/a', 0, 0, 140, 30, 0), ('ch', 'ch|c/a|1', 'c/a', 1, 140, 260, 30, 0),
+        ('ch', 'ch|c/a|2', 'c/a', 2, 190, 202, 3, 0), ('ch', 'ch|c/a|3', 'c/a', 3, 260, 400, 30, 0),
+        ('ch', 'ch|c/b|0', 'c/b', 0, 0, 100, 20, 0)""")
+    runs = [("c/q1", 1, "ch|c/a|0", 0.9), ("c/q1", 2, "ch|c/b|0", 0.8), ("c/q1", 3, "ch|c/a|1", 0.7),
+            ("c/q1", 4, "ch|c/a|2", 0.6), ("c/q2", 1, "ch|c/a|3", 0.5), ("c/q2", 2, "ch|c/b|0", 0.4)]
+    con.executemany("INSERT INTO runs VALUES ('c', 'emb', 'none', 'G3', ?, ?, ?, ?)", runs)
+    return con
+
+
+def _lines(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def test_chunk_level_qrels_follow_the_relevance_rule(small, tmp_path):
+    out = export_trec(small, "G3", tmp_path)
+    assert _lines(out.qrels_file) == [["c/q1", "0", "ch|c/a|1", "1"], ["c/q1", "0", "ch|c/a|2", "1"],
+                                      ["c/q2", "0", "ch|c/b|0", "1"]]
+    assert _lines(out.run_file)[0] == ["c/q1", "Q0", "ch|c/a|0", "1", "0.9", "G3|emb|none"]
+    assert (out.n_queries, out.run_lines, out.qrels_lines) == (2, 6, 3)
+    # ranx on the files == the hand computation: q1 relevant at ranks 3, 4 (ideal 1, 2); q2 at rank 2
+    q1 = (1 / math.log2(4) + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
+    q2 = 1 / math.log2(3)
+    score = evaluate(Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "ndcg@10")
+    assert score == pytest.approx((q1 + q2) / 2, abs=1e-12)
+
+
+def test_document_level_keeps_each_documents_best_chunk(small, tmp_path):
+    out = export_trec(small, "G3", tmp_path, level="document")
+    assert _lines(out.run_file) == [["c/q1", "Q0", "c/a", "1", "0.9", "G3|emb|none"], ["c/q1", "Q0", "c/b", "2", "0.8", "G3|emb|none"],
+                                    ["c/q2", "Q0", "c/a", "1", "0.5", "G3|emb|none"], ["c/q2", "Q0", "c/b", "2", "0.4", "G3|emb|none"]]
+    assert _lines(out.qrels_file) == [["c/q1", "0", "c/a", "1"], ["c/q2", "0", "c/b", "1"]]
+    mrr = evaluate(Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "mrr")
+    assert mrr == pytest.approx((1 + 0.5) / 2)
+
+
+def test_document_level_uses_qrels_where_the_corpus_has_them(small, tmp_path):
+    small.execute("INSERT INTO queries VALUES ('c/q1', NULL, 'c', 'q one', 'beir'), ('c/q2', NULL, 'c', 'q two', 'beir')")
+    small.execute("INSERT INTO qrels VALUES ('c/q1', 'c/b', 1), ('c/q2', 'c/b', 2), ('c/q2', 'c/a', 0)")
+    out = export_trec(small, "G3", tmp_path, level="document")
+    assert _lines(out.qrels_file) == [["c/q1", "0", "c/b", "1"], ["c/q2", "0", "c/b", "2"]]
+    with pytest.raises(ExportError, match="use --level document"):
+        export_trec(small, "G3", tmp_path, level="chunk")
+
+
+def test_missing_run_lists_what_exists(small, tmp_path):
+    with pytest.raises(ExportError, match=r"stored runs .*c G3 emb none"):
+        export_trec(small, "A3", tmp_path)
+    with pytest.raises(ExportError, match="level 'passage' unknown"):
+        export_trec(small, "G3", tmp_path, level="passage")

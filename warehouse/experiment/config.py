@@ -1,0 +1,380 @@
+"""Experiment configurations: one YAML file under ``experiments/`` fixes everything a run needs.
+
+A config names the corpora and their source files (relative to the data directory), the embedders
+(exactly one marked ``strong``: the primary cell's embedder), the rerankers, the structure inducer,
+the LLM backend (or none), the conditions and contrasts to run, the retrieval depth ``k``, the
+bootstrap (``B`` replicates, ``seed``) and the pre-registered primary cell. Validation is strict:
+an unknown key or a wrong type raises :class:`ConfigError` naming the file and the dotted key.
+
+Example (``experiments/cpu.yml``)::
+
+    name: cpu
+    corpora:
+      - name: qasper
+        loader: qasper
+        sources: [qasper/qasper_test_more_shared.v0.3-format.json]
+    embedders:
+      - {model: all-MiniLM-L6-v2, strong: true}
+    rerankers: []
+    inducer: texttiling
+    llm: {backend: none}
+    conditions: [A0, A2, A3-d1, A3-d2, A3, A4, G2, G3-d1, G3-d2, G3, G4, P]
+    contrasts: [C2, C3, C4]
+    k: 50
+    bootstrap: {B: 10000, seed: 20260710}
+    primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
+    limit: null
+"""
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from warehouse.paths import PROJECT_ROOT
+
+EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
+DEFAULT_CONFIG = EXPERIMENTS_DIR / "default.yml"
+#: Loaders the orchestrator knows (``corpora[].loader``).
+LOADERS = ("qasper", "wikipedia", "beir", "hotpotqa")
+#: Inducers with an implementation (``inducer``); ``llm`` needs an LLM backend.
+INDUCERS = ("texttiling", "llm")
+LLM_BACKENDS = ("none", "openai", "vllm")
+#: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
+LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
+                        "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
+#: Where the demo corpus ships (package data).
+DEMO_PACKAGE = "warehouse.experiment.demo"
+
+
+class ConfigError(ValueError):
+    """An experiment config that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    name: str
+    loader: str
+    sources: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """``name`` (= ``model``) is what ``embeddings.embedder`` and ``runs.embedder`` hold."""
+
+    name: str
+    model: str
+    strong: bool
+
+
+@dataclass(frozen=True)
+class RerankerSpec:
+    """``name`` (= ``model``) is what ``runs.reranker`` holds."""
+
+    name: str
+    model: str
+
+
+@dataclass(frozen=True)
+class LLMSpec:
+    """``backend`` 'none' (no LLM stage runs) or one of ``ingest.llm.config.BACKENDS``; ``settings`` are
+    the other keys of the config's ``llm:`` mapping, passed to ``ingest.llm.load_llm_config`` (the
+    ``RAGWH_LLM_*`` environment variables override them; ``RAGWH_LLM_BACKEND`` also overrides 'none')."""
+
+    backend: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str | None:
+        return self.settings.get("model") or os.environ.get("RAGWH_LLM_MODEL")
+
+
+@dataclass(frozen=True)
+class PrimaryCell:
+    metric: str
+    embedder: str  # resolved to the strong embedder's name
+    reranker: str
+    corpus: str | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment. ``source_file`` is where it was read from."""
+
+    name: str
+    description: str
+    demo: bool
+    corpora: tuple[CorpusSpec, ...]
+    embedders: tuple[EmbedderSpec, ...]
+    rerankers: tuple[RerankerSpec, ...]
+    inducer: str
+    llm: LLMSpec
+    conditions: tuple[str, ...]
+    contrasts: tuple[str, ...]
+    k: int
+    bootstrap_b: int
+    bootstrap_seed: int
+    primary: PrimaryCell
+    limit: int | None
+    source_file: Path
+
+    @property
+    def strong_embedder(self) -> EmbedderSpec:
+        return next(e for e in self.embedders if e.strong)
+
+    def runnable_conditions(self) -> tuple[list[str], dict[str, str]]:
+        """Split the configured conditions into (runnable, {not runnable: reason})."""
+        runnable: list[str] = []
+        skipped: dict[str, str] = {}
+        for condition in self.conditions:
+            if condition in LLM_CONDITIONS and self.llm.backend == "none":
+                skipped[condition] = LLM_CONDITIONS[condition]
+            else:
+                runnable.append(condition)
+        return runnable, skipped
+
+    def dbt_vars(self) -> dict[str, Any]:
+        """The dbt ``--vars`` this experiment fixes (inducer, primary cell, bootstrap, conditions)."""
+        return {
+            "inducer": self.inducer,
+            "primary_metric": self.primary.metric,
+            "primary_embedder": self.primary.embedder,
+            "primary_reranker": self.primary.reranker,
+            "bootstrap_b": self.bootstrap_b,
+            "bootstrap_seed": self.bootstrap_seed,
+            "k": self.k,
+        }
+
+    def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
+        """Absolute source files of ``corpus``: demo sources from package data, others under ``data``.
+
+        Raises :class:`ConfigError` when a file is missing, saying how to point at the data."""
+        if self.demo:
+            root = Path(str(resources.files(DEMO_PACKAGE)))
+        elif data is None:
+            raise ConfigError(
+                f"{self.source_file}: corpus {corpus.name!r} reads files relative to a data directory; "
+                "pass --data DIR or set RAGWH_DATA (e.g. RAGWH_DATA=../shared/data), "
+                "or download QASPER with `ragwh fetch qasper --data DIR`"
+            )
+        else:
+            root = data
+        paths = [root / s for s in corpus.sources]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise ConfigError(
+                f"{self.source_file}: corpora[{corpus.name}].sources: file(s) not found: {', '.join(missing)} "
+                f"(data directory {root}; point --data / RAGWH_DATA at the directory holding them)"
+            )
+        return paths
+
+
+_TOP_KEYS = {
+    "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit",
+}
+_REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
+
+
+def _seed_column(file: str, column: str) -> list[str]:
+    with open(PROJECT_ROOT / "seeds" / file, newline="", encoding="utf-8") as handle:
+        return [row[column] for row in csv.DictReader(handle)]
+
+
+def known_conditions() -> list[str]:
+    """Conditions defined in ``seeds/conditions.csv`` (the only place a condition lives)."""
+    return _seed_column("conditions.csv", "condition")
+
+
+def known_contrasts() -> dict[str, tuple[str, str]]:
+    """Contrasts of ``seeds/contrasts.csv``: name -> (treatment, control)."""
+    with open(PROJECT_ROOT / "seeds" / "contrasts.csv", newline="", encoding="utf-8") as handle:
+        return {r["contrast"]: (r["treatment"], r["control"]) for r in csv.DictReader(handle)}
+
+
+class _Reader:
+    """Typed access to a mapping that reports errors as ``<file>: <dotted.key>: <problem>``."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.file}: {key}: {problem}")
+
+    def mapping(self, value: Any, key: str, allowed: set[str]) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise self.fail(f"{key}.{unknown[0]}" if key else unknown[0],
+                            f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        return value
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def integer(self, value: Any, key: str, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(key, f"expected an integer >= {minimum}, got {value!r}")
+        return value
+
+    def strings(self, value: Any, key: str) -> list[str]:
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list, got {type(value).__name__}")
+        return [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+    def choice(self, value: Any, key: str, choices: tuple[str, ...] | list[str]) -> str:
+        if value not in choices:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+
+def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
+    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
+    file = Path(path).expanduser().resolve() if path else DEFAULT_CONFIG
+    if not file.is_file():
+        raise ConfigError(f"{file}: config file not found (configs live in {EXPERIMENTS_DIR})")
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+    return parse_config(raw, file)
+
+
+def parse_config(raw: Any, file: Path) -> ExperimentConfig:
+    """Validate an already-parsed YAML mapping (see :func:`load_config`)."""
+    r = _Reader(file)
+    raw = r.mapping(raw, "", _TOP_KEYS)
+    for key in _REQUIRED:
+        if key not in raw:
+            raise r.fail(key, "required key missing")
+
+    demo = raw.get("demo", False)
+    if not isinstance(demo, bool):
+        raise r.fail("demo", f"expected true/false, got {demo!r}")
+
+    if not isinstance(raw["corpora"], list) or not raw["corpora"]:
+        raise r.fail("corpora", "expected a non-empty list of corpora")
+    corpora = []
+    for i, c in enumerate(raw["corpora"]):
+        key = f"corpora[{i}]"
+        c = r.mapping(c, key, {"name", "loader", "sources", "options"})
+        for req in ("name", "loader", "sources"):
+            if req not in c:
+                raise r.fail(f"{key}.{req}", "required key missing")
+        sources = r.strings(c["sources"], f"{key}.sources")
+        if not sources:
+            raise r.fail(f"{key}.sources", "expected at least one source file")
+        options = c.get("options", {}) or {}
+        if not isinstance(options, dict):
+            raise r.fail(f"{key}.options", "expected a mapping")
+        corpora.append(CorpusSpec(r.string(c["name"], f"{key}.name"),
+                                  r.choice(c["loader"], f"{key}.loader", LOADERS), tuple(sources), dict(options)))
+    names = [c.name for c in corpora]
+    if len(set(names)) != len(names):
+        raise r.fail("corpora", f"corpus names must be unique, got {names}")
+
+    if not isinstance(raw["embedders"], list) or not raw["embedders"]:
+        raise r.fail("embedders", "expected a non-empty list of embedders")
+    embedders = []
+    for i, e in enumerate(raw["embedders"]):
+        key = f"embedders[{i}]"
+        e = r.mapping(e, key, {"model", "strong"})
+        if "model" not in e:
+            raise r.fail(f"{key}.model", "required key missing (a registered name, hub id or local path)")
+        strong = e.get("strong", False)
+        if not isinstance(strong, bool):
+            raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
+        model = r.string(e["model"], f"{key}.model")
+        embedders.append(EmbedderSpec(model, model, strong))
+    strong = [e.name for e in embedders if e.strong]
+    if len(strong) != 1:
+        raise r.fail("embedders", f"exactly one embedder must have 'strong: true' (found {len(strong)})")
+
+    rerankers = []
+    for i, e in enumerate(raw.get("rerankers") or []):
+        key = f"rerankers[{i}]"
+        e = r.mapping(e, key, {"model"})
+        if "model" not in e:
+            raise r.fail(f"{key}.model", "required key missing (a cross-encoder name, hub id or local path)")
+        model = r.string(e["model"], f"{key}.model")
+        if model == "none":
+            raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
+        rerankers.append(RerankerSpec(model, model))
+
+    inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
+
+    llm_raw = raw.get("llm") or {"backend": "none"}
+    if not isinstance(llm_raw, dict):
+        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
+    if "api_key" in llm_raw:
+        raise r.fail("llm.api_key", "never put an API key in a config: set RAGWH_LLM_API_KEY in the environment")
+    backend = os.environ.get("RAGWH_LLM_BACKEND") or llm_raw.get("backend", "none")
+    llm = LLMSpec(r.choice(backend, "llm.backend", LLM_BACKENDS),
+                  {k: v for k, v in llm_raw.items() if k != "backend"})
+    if inducer == "llm" and llm.backend == "none":
+        raise r.fail("inducer", "'llm' needs an LLM backend (set llm.backend) or use 'texttiling'")
+
+    conditions = r.strings(raw["conditions"], "conditions")
+    valid = known_conditions()
+    for i, cond in enumerate(conditions):
+        r.choice(cond, f"conditions[{i}]", valid)
+    contrasts = r.strings(raw["contrasts"], "contrasts")
+    defined = known_contrasts()
+    for i, con in enumerate(contrasts):
+        r.choice(con, f"contrasts[{i}]", sorted(defined))
+        for arm in defined[con]:
+            if arm not in conditions:
+                raise r.fail(f"contrasts[{i}]", f"{con} compares {' - '.join(defined[con])} but {arm} is not in conditions")
+
+    k = r.integer(raw.get("k", 50), "k", 1)
+    boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
+    b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)
+    seed = r.integer(boot.get("seed", 20260710), "bootstrap.seed", 0)
+
+    p = r.mapping(raw.get("primary", {}) or {}, "primary", {"metric", "embedder", "reranker", "corpus"})
+    emb = p.get("embedder", "strong")
+    if emb == "strong":
+        emb = strong[0]
+    r.choice(emb, "primary.embedder", [e.name for e in embedders])
+    rer = p.get("reranker", "none")
+    r.choice(rer, "primary.reranker", ["none"] + [x.name for x in rerankers])
+    corpus = p.get("corpus")
+    if corpus is not None:
+        r.choice(corpus, "primary.corpus", names)
+    primary = PrimaryCell(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), emb, rer, corpus)
+
+    limit = raw.get("limit")
+    if limit is not None:
+        limit = r.integer(limit, "limit", 1)
+        unsupported = sorted({c.loader for c in corpora} - {"qasper", "hotpotqa"})
+        if unsupported:
+            raise r.fail("limit", f"a document limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)} "
+                                  "(Wikipedia samples with a per-bucket cap: corpora[].options.cap)")
+
+    return ExperimentConfig(
+        name=r.string(raw["name"], "name"),
+        description=str(raw.get("description", "")),
+        demo=demo,
+        corpora=tuple(corpora),
+        embedders=tuple(embedders),
+        rerankers=tuple(rerankers),
+        inducer=inducer,
+        llm=llm,
+        conditions=tuple(conditions),
+        contrasts=tuple(contrasts),
+        k=k,
+        bootstrap_b=b,
+        bootstrap_seed=seed,
+        primary=primary,
+        limit=limit,
+        source_file=file,
+    )

@@ -1,0 +1,372 @@
+"""The experiment as one resumable pipeline (what ``ragwh run`` executes).
+
+Stages, in order, each over the config's corpora / embedders / rerankers::
+
+    ingest -> [queries] -> induce -> chunk -> [contexts] -> dbt build +tag:conditions -> embed
+           -> retrieve -> rerank -> dbt build +tag:evaluation -> report
+
+``queries`` (LLM-generated, leakage-filtered queries) runs for Wikipedia corpora whose config
+option ``generate_queries`` is true (the default) when an LLM backend is configured; ``contexts``
+(A1's LLM-written chunk contexts) runs when A1 is among the runnable conditions. ``induce`` runs on
+structured corpora (QASPER, Wikipedia) only; BEIR and HotpotQA documents get their one ``doc`` chunk.
+
+(each dbt build also selects every staging view, so their data tests always run on complete inputs;
+tests are selected cautiously: only those whose every parent is built in the same invocation)
+
+Every stage is the same importable function its own CLI command calls (``ingest.corpora.qasper.load.load_qasper``,
+``ingest.retrieval.embed.embed_stage``, ``ingest.retrieval.retrieve.retrieve_stage``, ...). Before running, a stage's
+input fingerprint (:mod:`warehouse.manifest`) is compared with the one stored in ``stage_manifest``;
+an equal fingerprint skips the stage and says so, so a second run with nothing changed does no
+ingest, no LLM call, no embedding, no retrieval and no dbt build. The stage functions are themselves
+incremental (embeddings keyed by text hash, runs by fingerprint, LLM calls cached), so a changed
+input recomputes only what it touches.
+
+Conditions that cannot run are never dropped silently: A1 without an LLM backend, configured
+conditions that got no chunks, and contrasts whose arms are missing are listed with their reason.
+"""
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import duckdb
+from rich.console import Console
+from rich.markup import escape
+
+from warehouse import manifest
+from warehouse.db import connect
+from warehouse.dbt import run_dbt
+from warehouse.experiment.config import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
+from warehouse.paths import PROJECT_ROOT, warehouse_path
+
+#: Loaded tables whose content the condition models (and everything after them) depend on.
+CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
+                    "chunkset_docs", "chunk_prefixes", "placebo_paths")
+#: Additional loaded tables the evaluation models read.
+EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log")
+#: Loaders whose documents have gold heading trees (the ones structure induction runs on).
+STRUCTURED_LOADERS = ("qasper", "wikipedia")
+DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
+               "project) run through the CPU experiment. Point --config/--data at real data for results.")
+REPORTS_DIR = PROJECT_ROOT / "reports"
+
+
+class PipelineError(RuntimeError):
+    """A stage that cannot run; the message names the stage and what to do next."""
+
+
+@dataclass
+class StageResult:
+    """One stage execution: ``status`` is 'ran' or 'skipped' (unchanged inputs)."""
+
+    stage: str
+    scope: str
+    status: str
+    seconds: float
+    peak_rss_mb: float  # process peak resident set size so far (ru_maxrss), MiB
+    detail: str
+
+
+@dataclass
+class RunOutcome:
+    config: ExperimentConfig
+    warehouse: Path
+    report: Path | None
+    stages: list[StageResult] = field(default_factory=list)
+    not_run: dict[str, str] = field(default_factory=dict)  # condition or contrast -> reason
+
+    @property
+    def did_work(self) -> bool:
+        return any(s.status == "ran" for s in self.stages)
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class Pipeline:
+    """Runs one experiment against one warehouse file (see module docstring)."""
+
+    def __init__(self, config: ExperimentConfig, *, data: Path | None, warehouse: str | Path | None = None,
+                 report_path: Path | None = None, console: Console | None = None) -> None:
+        self.config = config
+        self.data = data
+        self.warehouse = warehouse_path(warehouse)
+        self.console = console or Console()
+        self.report_path = report_path or REPORTS_DIR / f"{config.name}.html"
+        self.outcome = RunOutcome(config, self.warehouse, None)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self.fingerprints: dict[tuple[str, str], str] = {}
+
+    # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._con = connect(self.warehouse)
+        return self._con
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    # --- one stage -------------------------------------------------------------------------------
+    def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False) -> str:
+        """Run ``work`` unless ``parts`` fingerprint to what ``stage_manifest`` holds for (stage, scope)
+        (``force``: run regardless, e.g. when the stage's output file is missing).
+
+        ``work`` returns a one-line detail. Returns the fingerprint."""
+        fp = manifest.sha256_parts([stage, scope, *parts])
+        self.fingerprints[(stage, scope)] = fp
+        label = escape(f"{stage} [{scope}]" if scope else stage)
+        if not force and manifest.stored_fingerprint(self.con, stage, scope) == fp:
+            self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
+            self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
+            return fp
+        self.console.print(f"[bold]> {label}[/]")
+        started = time.perf_counter()
+        try:
+            detail = work()
+        except (PipelineError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # every stage error becomes one message naming the stage
+            raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
+        seconds = time.perf_counter() - started
+        manifest.record(self.con, stage, scope, fp, detail, seconds)
+        self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
+        self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
+        return fp
+
+    # --- the stages ------------------------------------------------------------------------------
+    def ingest(self) -> None:
+        for corpus in self.config.corpora:
+            files = self.config.resolve_sources(corpus, self.data)
+            parts = [corpus.loader, repr(sorted(corpus.options.items())), f"limit={self.config.limit}"]
+            parts += [f"{f.name}={manifest.file_digest(f)}" for f in files]
+            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f))
+
+    def _ingest_one(self, corpus, files: list[Path]) -> str:
+        if corpus.loader == "qasper":
+            from ingest.corpora.qasper.load import load_qasper as load
+            summary = load(self.con, files, corpus=corpus.name, limit=self.config.limit)
+        elif corpus.loader == "wikipedia":
+            from ingest.corpora.wikipedia.load import load_wikipedia as load
+            options = {k: v for k, v in corpus.options.items() if k != "generate_queries"}
+            summary = load(self.con, files[0], corpus=corpus.name, **options)
+        elif corpus.loader == "beir":
+            from ingest.corpora.beir import load_beir as load
+            summary = load(self.con, files[0].parent, corpus=corpus.name, **corpus.options)
+        else:
+            from ingest.corpora.hotpotqa import load_hotpotqa as load
+            summary = load(self.con, files[0], corpus=corpus.name, limit=self.config.limit, **corpus.options)
+        n_docs, n_queries = self.con.execute(
+            "SELECT (SELECT count(*) FROM documents WHERE corpus = $c), (SELECT count(*) FROM queries WHERE corpus = $c)",
+            {"c": corpus.name}).fetchone()
+        if n_docs == 0:
+            raise PipelineError(f"ingest [{corpus.name}]: no documents were loaded from {', '.join(map(str, files))} "
+                                f"(loader summary: {summary})")
+        return f"{n_docs} documents, {n_queries} queries"
+
+    def _llm_parts(self) -> list[str]:
+        return [self.config.llm.backend, repr(sorted(self.config.llm.settings.items()))]
+
+    def queries(self) -> None:
+        """Generated queries for Wikipedia corpora (option ``generate_queries``, default true)."""
+        for corpus in self.config.corpora:
+            if corpus.loader != "wikipedia" or not corpus.options.get("generate_queries", True):
+                continue
+            if self.config.llm.backend == "none":
+                self.outcome.not_run[f"queries:{corpus.name}"] = (
+                    "Wikipedia queries are LLM-generated and no LLM backend is configured: the corpus has no queries")
+                continue
+            parts = [self.fingerprints[("ingest", corpus.name)], *self._llm_parts()]
+            self.stage("queries", corpus.name, parts, lambda c=corpus.name: self._queries_one(c))
+
+    def _queries_one(self, corpus: str) -> str:
+        from ingest.genqueries.stage import generate_queries as generate
+        generate(self.con, corpus, self._llm_backend())
+        n = self.con.execute("SELECT count(*) FROM queries WHERE corpus = ?", [corpus]).fetchone()[0]
+        return f"{n} generated queries"
+
+    def induce(self) -> None:
+        for corpus in self.config.corpora:
+            if corpus.loader not in STRUCTURED_LOADERS:
+                continue
+            parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
+            self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c))
+
+    def _induce_one(self, corpus: str) -> str:
+        from ingest.structure.stage import induce as induce
+        induce(self.con, self.config.inducer, corpus, self._llm_backend())
+        rows = self.con.execute(
+            "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
+            [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
+        return f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
+
+    def _llm_backend(self) -> Any:
+        if self.config.llm.backend == "none":
+            return None
+        from ingest.llm import load_llm_config, open_llm
+
+        return open_llm(self.con, config=load_llm_config({"backend": self.config.llm.backend, **self.config.llm.settings}))
+
+    def chunk(self) -> None:
+        for corpus in self.config.corpora:
+            parts = [self.fingerprints[("ingest", corpus.name)], self.fingerprints.get(("induce", corpus.name), "-")]
+            self.stage("chunk", corpus.name, parts, lambda c=corpus.name: self._chunk_one(c))
+
+    def contexts(self, runnable: list[str]) -> None:
+        """A1's LLM contexts for the fixed chunks (only when A1 is runnable)."""
+        if "A1" not in runnable:
+            return
+        for corpus in self.config.corpora:
+            parts = [self.fingerprints[("chunk", corpus.name)], *self._llm_parts()]
+            self.stage("contexts", corpus.name, parts, lambda c=corpus.name: self._contexts_one(c))
+
+    def _contexts_one(self, corpus: str) -> str:
+        from ingest.chunking.contexts import generate_contexts as generate
+        generate(self.con, corpus, self._llm_backend(), tokenizer=self.config.strong_embedder.model)
+        n = self.con.execute("SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context' AND "
+                             "contains(chunk_id, ?)", [f"|{corpus}/"]).fetchone()[0]
+        return f"{n} llm_context prefixes"
+
+    def _chunk_one(self, corpus: str) -> str:
+        from ingest.chunking.stage import chunk_corpus as chunk
+        chunk(self.con, corpus, self.config.inducer, tokenizer=self.config.strong_embedder.model)
+        rows = self.con.execute(
+            "SELECT chunkset, count(*) FROM chunks WHERE starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1", [corpus + "/"]
+        ).fetchall()
+        return "chunks: " + ", ".join(f"{cs} {n}" for cs, n in rows)
+
+    def dbt_build(self, tag: str, inputs: tuple[str, ...], upstream: list[str]) -> str:
+        parts = [*upstream, manifest.project_digest(), repr(sorted(self.dbt_vars().items()))]
+        parts += [f"{t}={manifest.table_digest(self.con, t)}" for t in inputs]
+
+        def work() -> str:
+            self.close()
+            try:
+                result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}", vars=self.dbt_vars(),
+                                 extra=["--indirect-selection", "cautious"])
+            finally:
+                _ = self.con  # reopen
+            return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
+
+        return self.stage(f"dbt:{tag}", "", parts, work)
+
+    def dbt_vars(self) -> dict[str, Any]:
+        return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder)}
+
+    @staticmethod
+    def embedder_name(model: str) -> str:
+        from ingest.retrieval.embedders import resolve_embedder
+
+        return resolve_embedder(model).name
+
+    def embed(self, conditions_fp: str, runnable: list[str]) -> None:
+        for corpus in self.config.corpora:
+            for emb in self.config.embedders:
+                scope = f"{corpus.name}|{self.embedder_name(emb.model)}"
+                self.stage("embed", scope, [conditions_fp, emb.model, ",".join(runnable)],
+                           lambda c=corpus.name, m=emb.model: self._embed_one(c, m, runnable))
+
+    def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
+        from ingest.retrieval.embed import embed_stage as embed
+        report = embed(self.con, model, corpus=corpus, conditions=runnable)
+        keys = ("requested", "unique", "already_stored", "embedded")
+        return ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
+
+    def retrieve(self, runnable: list[str]) -> None:
+        for corpus in self.config.corpora:
+            for emb in self.config.embedders:
+                name = self.embedder_name(emb.model)
+                embed_fp = self.fingerprints[("embed", f"{corpus.name}|{name}")]
+                scope = f"{corpus.name}|{name}"
+                self.stage("retrieve", scope, [embed_fp, f"k={self.config.k}", ",".join(runnable)],
+                           lambda c=corpus.name, m=emb.model: self._retrieve_one(c, m, runnable))
+                for rr in self.config.rerankers:
+                    parts = [self.fingerprints[("retrieve", scope)], rr.model]
+                    self.stage("rerank", f"{scope}|{rr.name}", parts,
+                               lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable))
+
+    def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
+        from ingest.retrieval.retrieve import retrieve_stage as retrieve
+        report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus)
+        return self._runs_detail(report)
+
+    def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
+        from ingest.retrieval.rerank import rerank_stage as rerank
+        report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable)
+        return self._runs_detail(report)
+
+    def _runs_detail(self, report: dict) -> str:
+        statuses: dict[str, int] = {}
+        for r in report.get("conditions", []):
+            statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
+        for condition in report.get("empty", []):
+            self.outcome.not_run.setdefault(condition, "no chunks in condition_texts for this condition")
+        return ", ".join(f"{n} runs {s}" for s, n in sorted(statuses.items())) or "no runs"
+
+    def report(self, evaluation_fp: str) -> None:
+        def work() -> str:
+            from warehouse.experiment.report import write_report
+
+            write_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
+            return f"wrote {self.report_path}"
+
+        parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
+                 manifest.project_digest(Path(__file__).parent / "report", ("*.py",))]
+        self.stage("report", "", parts, work, force=not self.report_path.is_file())
+        self.outcome.report = self.report_path
+
+    # --- the whole run ---------------------------------------------------------------------------------
+    def not_run_reasons(self, runnable: list[str], skipped: dict[str, str]) -> None:
+        """Conditions and contrasts that this experiment will not produce, with reasons."""
+        for condition in known_conditions():
+            if condition in skipped:
+                self.outcome.not_run[condition] = skipped[condition]
+            elif condition in LLM_CONDITIONS and self.config.llm.backend == "none":
+                self.outcome.not_run[condition] = LLM_CONDITIONS[condition]
+            elif condition not in self.config.conditions:
+                self.outcome.not_run[condition] = f"not among the conditions of experiment {self.config.name!r}"
+        for contrast, arms in known_contrasts().items():
+            missing = [a for a in arms if a not in runnable]
+            if contrast not in self.config.contrasts:
+                reason = f"not among the contrasts of experiment {self.config.name!r}"
+                if missing:
+                    reason += f" ({' and '.join(missing)} not run)"
+                self.outcome.not_run[contrast] = reason
+            elif missing:
+                self.outcome.not_run[contrast] = f"{' and '.join(missing)} not run"
+
+    def no_chunk_conditions(self, runnable: list[str]) -> list[str]:
+        present = {r[0] for r in self.con.execute("SELECT DISTINCT condition FROM condition_texts").fetchall()}
+        empty = [c for c in runnable if c not in present]
+        for c in empty:
+            self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+        return [c for c in runnable if c in present]
+
+    def run(self) -> RunOutcome:
+        runnable, skipped = self.config.runnable_conditions()
+        self.not_run_reasons(runnable, skipped)
+        try:
+            self.ingest()
+            self.queries()
+            self.induce()
+            self.chunk()
+            self.contexts(runnable)
+            chunk_fps = [fp for (s, _), fp in sorted(self.fingerprints.items())
+                         if s in ("ingest", "queries", "induce", "chunk", "contexts")]
+            conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
+            runnable = self.no_chunk_conditions(runnable)
+            self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
+            self.embed(conditions_fp, runnable)
+            self.retrieve(runnable)
+            run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank")]
+            evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
+            self.report(evaluation_fp)
+        finally:
+            self.close()
+        return self.outcome

@@ -1,0 +1,87 @@
+"""The experiment report: ONE self-contained HTML file (figures embedded as base64 PNG).
+
+Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
+``condition_means``, ``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded
+tables (``funnel``, ``chunks``). Per-condition means are unweighted means over queries; their error
+bars in the dose-response figure are ``mean ± 1.96·sd/√n`` over queries (a plain normal interval,
+not document-clustered: the clustered intervals are the contrasts' and the slopes'). A section whose
+inputs are absent says 'not run' and why, never shows an empty figure.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import duckdb
+
+from warehouse.experiment.config import ExperimentConfig
+from warehouse.experiment.report.chunking import (
+    section_budget,
+    section_contrasts,
+    section_cuts,
+    section_dose,
+    section_forest,
+    section_funnel,
+    section_means,
+    section_not_run,
+    section_routing,
+    section_sizes,
+)
+from warehouse.experiment.report.data import condition_means, contrast_rows, mart, metric_names, primary_cells
+from warehouse.experiment.report.markup import CSS
+
+
+def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,
+                  not_run: dict[str, str] | None = None) -> str:
+    """The whole report as one HTML string (see module docstring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    not_run = dict(not_run or {})
+    rows = contrast_rows(con)
+    cells = primary_cells(config, embedder_name)
+    metrics = metric_names(con, config.primary.metric)
+    means = condition_means(con)
+    banner = ('<div class="banner">DEMO NUMBERS, NOT RESULTS. This report was produced from the bundled demo '
+              "corpus (five short papers written for this project); it shows what the pipeline produces, and its "
+              "numbers support no claim. Run an experiment on real data (--config/--data) for results.</div>"
+              if config.demo else "")
+    corpora = ", ".join(f"{c.name} ({c.loader})" for c in config.corpora)
+    meta = (f"<p class='meta'>Experiment <b>{html.escape(config.name)}</b> ({html.escape(config.description)}) · "
+            f"corpora {html.escape(corpora)}" + (f", first {config.limit} documents" if config.limit else "")
+            + f" · embedders {html.escape(', '.join(e.name + (' (strong)' if e.strong else '') for e in config.embedders))}"
+            f" · rerankers {html.escape(', '.join(r.name for r in config.rerankers) or 'none')}"
+            f" · inducer {html.escape(config.inducer)} · k = {config.k} · primary cell: "
+            f"{html.escape(config.primary.metric)} × {html.escape(embedder_name)} × reranker {html.escape(config.primary.reranker)}</p>")
+    nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
+        ("contrasts", "contrasts"), ("forest", "forest plot"), ("means", "means"), ("dose", "dose-response"),
+        ("cuts", "cuts"), ("budget", "token budget"), ("routing", "section recall"), ("funnel", "funnel"),
+        ("sizes", "size matching"), ("notrun", "not run"))) + "</nav>"
+    sections = [
+        section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast")),
+        section_forest(rows),
+        section_means(means, cells, metrics, not_run),
+        section_dose(means, cells, config.primary.metric,
+                     mart(con, "dose_response", "ORDER BY corpus, embedder, reranker, family")),
+        section_cuts(con, cells, config.primary.metric),
+        section_budget(means, cells),
+        section_routing(con),
+        section_funnel(con),
+        section_sizes(con),
+        section_not_run(not_run),
+    ]
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>ragwarehouse report: {html.escape(config.name)}</title><style>{CSS}</style></head><body>"
+            f"<h1>ragwarehouse report: {html.escape(config.name)}</h1>{banner}{meta}{nav}{''.join(sections)}</body></html>")
+
+
+def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path: str | Path,
+                 not_run: dict[str, str] | None = None) -> Path:
+    """Render the report and write it to ``path`` (parent folders created). Returns the path."""
+    from ingest.retrieval.embedders import resolve_embedder
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    page = render_report(con, config, resolve_embedder(config.primary.embedder).name, not_run)
+    target.write_text(page, encoding="utf-8")
+    return target

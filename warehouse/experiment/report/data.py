@@ -1,0 +1,85 @@
+"""What the report reads: marts and loaded tables of the warehouse, as plain rows.
+
+A mart that was not built reads as no rows (the section then says 'not run'), never as an error.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+
+import duckdb
+
+from warehouse.experiment.config import ExperimentConfig
+from warehouse.paths import PROJECT_ROOT
+
+
+def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0])
+
+
+def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def mart(con: duckdb.DuckDBPyConnection, name: str, order: str = "") -> list[dict]:
+    """All rows of mart ``name`` ([] when it was not built)."""
+    return fetch_rows(con, f"SELECT * FROM {name} {order}") if relation_exists(con, name) else []
+
+
+def seed_rows(name: str) -> list[dict]:
+    with open(PROJECT_ROOT / "seeds" / f"{name}.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def condition_order() -> list[str]:
+    return [r["condition"] for r in seed_rows("conditions")]
+
+
+def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Every row of the ``contrasts`` mart with the seed's question, primary cell first."""
+    if not relation_exists(con, "contrasts"):
+        return []
+    questions = {r["contrast"]: r for r in seed_rows("contrasts")}
+    rows = fetch_rows(con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast")
+    for r in rows:
+        seed = questions.get(r["contrast"], {})
+        r["question"] = seed.get("question", "")
+        r["arms"] = f"{seed.get('treatment', '?')} − {seed.get('control', '?')}"
+    return rows
+
+
+def metric_names(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
+    """Metrics in ``condition_means``, the primary metric first, then alphabetical."""
+    if not relation_exists(con, "condition_means"):
+        return []
+    names = [r[0] for r in con.execute("SELECT DISTINCT metric FROM condition_means ORDER BY 1").fetchall()]
+    natural = lambda m: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", m)]  # TBC@512 < TBC@1024
+    return sorted(names, key=lambda m: (m != primary, natural(m)))
+
+
+def condition_means(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Rows of the ``condition_means`` mart with ``mean``, ``n`` and the normal-interval half-width
+    ``half_ci = 1.96 · sd / √n`` over queries."""
+    return fetch_rows(con, """
+        SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n,
+               1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS half_ci
+        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""") \
+        if relation_exists(con, "condition_means") else []
+
+
+@dataclass(frozen=True)
+class Cell:
+    corpus: str
+    embedder: str
+    reranker: str
+
+
+def primary_cells(config: ExperimentConfig, embedder_name: str) -> list[Cell]:
+    """The primary cell per corpus (the config's embedder x reranker; all corpora unless it names one)."""
+    corpora = [config.primary.corpus] if config.primary.corpus else [c.name for c in config.corpora]
+    return [Cell(c, embedder_name, config.primary.reranker) for c in corpora]
+
+

@@ -1,0 +1,64 @@
+"""HTML and figure helpers of the report: number formatting, tables, embedded PNG figures, sections, CSS."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import re
+
+#: A table cell holding a number, an interval or a dash: right-aligned.
+NUMERIC = re.compile(r"(&lt;)?[\s\d.,+\-−\[\]–e]+(\s*<small>\(\d+\)</small>)?")
+
+
+def fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return html.escape(str(value))
+
+
+def fmt_p(value) -> str:
+    if value is None:
+        return "–"
+    return "&lt;0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def html_table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr" + (' class="primary"' if r and r[0].startswith("★") else "") + ">"
+                   + "".join(f'<td class="num">{c}</td>' if NUMERIC.fullmatch(c) else f"<td>{c}</td>" for c in r)
+                   + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def png(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="figure" src="data:image/png;base64,{data}">'
+
+
+def not_run_note(reason: str) -> str:
+    return f'<p class="notrun">not run: {html.escape(reason)}</p>'
+
+
+def section(anchor: str, title: str, what: str, body: str) -> str:
+    return f'<section id="{anchor}"><h2>{html.escape(title)}</h2><p class="what">{html.escape(what)}</p>{body}</section>'
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
+h3{font-size:1em;margin:1.2em 0 .4em} table{border-collapse:collapse;margin:.5em 0;font-size:.86em}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left} th{background:#f3f3f3} td.num{text-align:right}
+tr.primary td{background:#fdf2e9;font-weight:600} .what{color:#444;font-style:italic}
+.notrun{color:#a04000} .banner{background:#fff3cd;border:2px solid #e0a800;padding:.8em 1em;font-weight:700;margin:1em 0}
+.meta{color:#555;font-size:.9em} img{max-width:100%;display:block;margin:.5em 0} nav a{margin-right:1em}
+"""
