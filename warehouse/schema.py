@@ -115,7 +115,9 @@ TABLES: dict[str, str] = {
         request_json VARCHAR NOT NULL,  -- messages + params + seed (never an API key)
         response_text VARCHAR NOT NULL,
         backend VARCHAR NOT NULL,
-        created_at TIMESTAMP NOT NULL""",
+        created_at TIMESTAMP NOT NULL,
+        prompt_tokens INTEGER,          -- tokens the model read / wrote, as the backend reports them
+        completion_tokens INTEGER       -- (NULL where a backend does not report them)""",
     "induction_log": """
         structure VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,
@@ -152,6 +154,60 @@ TABLES: dict[str, str] = {
         k INTEGER NOT NULL,
         n_queries INTEGER NOT NULL,
         created_at TIMESTAMP NOT NULL""",
+    # --- query-rewriting study (issues 11, 12) --------------------------------------------------
+    "query_answers": """
+        query_id VARCHAR NOT NULL,
+        answer_idx INTEGER NOT NULL,    -- 0-based; several rows = accepted aliases of the gold answer
+        answer VARCHAR NOT NULL         -- HotpotQA answer, EnterpriseRAG gold_answer, AmbigNQ answer aliases""",
+    "rewrites": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,      -- the cosine filter embeds with it, so 'kept' depends on it
+        query_id VARCHAR NOT NULL,
+        strategy VARCHAR NOT NULL,      -- seeds/rewrite_strategies.csv
+        seed INTEGER NOT NULL,          -- LLM sampling seed (42, 123, 2024)
+        variant_idx INTEGER NOT NULL,   -- 0 = the original query; 1.. = the LLM's texts in answer order
+        text VARCHAR NOT NULL,          -- the exact text searched (Query2Doc: query [SEP] pseudo-doc)
+        cosine DOUBLE,                  -- cos(embedding(text), embedding(original query)); NULL if not embedded
+        kept BOOLEAN NOT NULL,          -- searched as one of the strategy's texts
+        reason VARCHAR NOT NULL,        -- original | kept | cosine_low | cosine_high | identical | duplicate | fallback
+        llm_call_key VARCHAR            -- llm_calls.cache_key of the answer the text came from (NULL: original)""",
+    "rewrite_text_runs": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        reranker VARCHAR NOT NULL,      -- 'none' when the stack has no cross-encoder
+        pool INTEGER NOT NULL,          -- dense candidates reranked (20; 100 for the budget control)
+        strategy VARCHAR NOT NULL,
+        seed INTEGER NOT NULL,
+        query_id VARCHAR NOT NULL,
+        variant_idx INTEGER NOT NULL,
+        stage VARCHAR NOT NULL,         -- 'dense' (the pool) | 'rerank' | 'mmr' (the text's top K documents)
+        rank INTEGER NOT NULL,          -- 1-based within (text, stage)
+        chunk_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        score DOUBLE NOT NULL           -- dense: cosine; rerank and mmr: the stage score (reranker, else cosine)""",
+    "rewrite_runs": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        reranker VARCHAR NOT NULL,
+        strategy VARCHAR NOT NULL,      -- a solo strategy or a control of seeds/rewrite_strategies.csv
+        seed INTEGER NOT NULL,          -- S1 and other LLM-free rows are repeated under each seed
+        query_id VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,          -- 1-based, at most 20 documents
+        doc_id VARCHAR NOT NULL,
+        score DOUBLE NOT NULL,          -- the document's max stage score over the strategy's texts
+        variant_idx INTEGER NOT NULL    -- the text that gave the document its score""",
+    "reader_answers": """
+        corpus VARCHAR NOT NULL,
+        embedder VARCHAR NOT NULL,
+        reranker VARCHAR NOT NULL,
+        setting VARCHAR NOT NULL,       -- 'S1' | 'always-merge' | 'router'
+        helper VARCHAR,                 -- the strategy merged with S1 (NULL for 'S1')
+        tau DOUBLE,                     -- the router's threshold (NULL unless 'router')
+        seed INTEGER NOT NULL,
+        query_id VARCHAR NOT NULL,
+        top_k INTEGER NOT NULL,         -- passages the reader saw
+        answer VARCHAR NOT NULL,        -- the reader's answer text
+        llm_call_key VARCHAR NOT NULL""",
     # --- orchestration (issue 6) ------------------------------------------------------------------
     "stage_manifest": """
         stage VARCHAR NOT NULL,         -- 'ingest' | 'induce' | 'chunk' | 'dbt:conditions' | 'embed' | ...
@@ -164,9 +220,27 @@ TABLES: dict[str, str] = {
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every loaded table that does not exist yet (never alters or drops)."""
+    """Create every loaded table that does not exist yet, and add declared columns that an older
+    warehouse lacks (nullable columns only: existing rows read NULL). Never drops or retypes."""
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+    for name, column, ddl in _nullable_columns():
+        con.execute(f"ALTER TABLE {name} ADD COLUMN IF NOT EXISTS {column} {ddl}")
+
+
+@functools.cache
+def _nullable_columns() -> tuple[tuple[str, str, str], ...]:
+    """(table, column, SQL type) of every declared column without NOT NULL, in declaration order."""
+    con = duckdb.connect()
+    try:
+        for name, columns in TABLES.items():
+            con.execute(f"CREATE TABLE {name} ({columns}\n)")
+        return tuple(con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE is_nullable AND NOT internal "
+            "AND schema_name = 'main' "
+            "ORDER BY table_name, column_index").fetchall())
+    finally:
+        con.close()
 
 
 @functools.cache
