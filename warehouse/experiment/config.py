@@ -24,6 +24,10 @@ Example (``experiments/cpu.yml``)::
     bootstrap: {B: 10000, seed: 20260710}
     primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
     limit: null
+
+``precision`` (top level, and per embedder / reranker to override it): ``auto`` (default: bf16 on a
+CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
+(:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
 """
 from __future__ import annotations
 
@@ -45,6 +49,8 @@ LOADERS = ("qasper", "wikipedia", "beir", "hotpotqa")
 #: Inducers with an implementation (``inducer``); ``llm`` needs an LLM backend.
 INDUCERS = ("texttiling", "llm")
 LLM_BACKENDS = ("none", "openai", "vllm")
+#: Precisions a config may ask for (``precision``, ``embedders[].precision``, ``rerankers[].precision``).
+PRECISIONS = ("auto", "fp32", "bf16")
 #: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
 LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
                         "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
@@ -66,19 +72,23 @@ class CorpusSpec:
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """``name`` (= ``model``) is what ``embeddings.embedder`` and ``runs.embedder`` hold."""
+    """``name`` (= ``model``) names the model; ``embeddings.embedder`` and ``runs.embedder`` hold it
+    with the precision suffix of ``precision`` resolved on the machine (auto | fp32 | bf16)."""
 
     name: str
     model: str
     strong: bool
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)
 class RerankerSpec:
-    """``name`` (= ``model``) is what ``runs.reranker`` holds."""
+    """``name`` (= ``model``) names the cross-encoder; ``runs.reranker`` holds it with the precision
+    suffix of ``precision`` (auto | fp32 | bf16)."""
 
     name: str
     model: str
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,7 @@ class ExperimentConfig:
     primary: PrimaryCell
     limit: int | None
     source_file: Path
+    precision: str = "auto"  # the default of every model; also the TextTiling inducer's paragraph vectors
 
     @property
     def strong_embedder(self) -> EmbedderSpec:
@@ -177,7 +188,7 @@ class ExperimentConfig:
 
 _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision",
 }
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
 
@@ -284,17 +295,19 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
 
     if not isinstance(raw["embedders"], list) or not raw["embedders"]:
         raise r.fail("embedders", "expected a non-empty list of embedders")
+    precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
     embedders = []
     for i, e in enumerate(raw["embedders"]):
         key = f"embedders[{i}]"
-        e = r.mapping(e, key, {"model", "strong"})
+        e = r.mapping(e, key, {"model", "strong", "precision"})
         if "model" not in e:
             raise r.fail(f"{key}.model", "required key missing (a registered name, hub id or local path)")
         strong = e.get("strong", False)
         if not isinstance(strong, bool):
             raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
         model = r.string(e["model"], f"{key}.model")
-        embedders.append(EmbedderSpec(model, model, strong))
+        embedders.append(EmbedderSpec(model, model, strong,
+                                      r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
     strong = [e.name for e in embedders if e.strong]
     if len(strong) != 1:
         raise r.fail("embedders", f"exactly one embedder must have 'strong: true' (found {len(strong)})")
@@ -302,13 +315,13 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     rerankers = []
     for i, e in enumerate(raw.get("rerankers") or []):
         key = f"rerankers[{i}]"
-        e = r.mapping(e, key, {"model"})
+        e = r.mapping(e, key, {"model", "precision"})
         if "model" not in e:
             raise r.fail(f"{key}.model", "required key missing (a cross-encoder name, hub id or local path)")
         model = r.string(e["model"], f"{key}.model")
         if model == "none":
             raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
-        rerankers.append(RerankerSpec(model, model))
+        rerankers.append(RerankerSpec(model, model, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
 
@@ -377,4 +390,5 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         primary=primary,
         limit=limit,
         source_file=file,
+        precision=precision,
     )

@@ -46,7 +46,7 @@ from warehouse.paths import PROJECT_ROOT, warehouse_path
 CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
                     "chunkset_docs", "chunk_prefixes", "placebo_paths")
 #: Additional loaded tables the evaluation models read.
-EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log")
+EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log", "text_tokens")
 #: Loaders whose documents have gold heading trees (the ones structure induction runs on).
 STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
@@ -196,11 +196,13 @@ class Pipeline:
             if corpus.loader not in STRUCTURED_LOADERS:
                 continue
             parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
+            if self.config.inducer == "texttiling":  # its paragraph vectors: the default embedder's precision
+                parts.append(f"precision={self.config.precision}")
             self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c))
 
     def _induce_one(self, corpus: str) -> str:
         from ingest.structure.stage import induce as induce
-        induce(self.con, self.config.inducer, corpus, self._llm_backend())
+        induce(self.con, self.config.inducer, corpus, self._llm_backend(), precision=self.config.precision)
         rows = self.con.execute(
             "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
             [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
@@ -257,13 +259,23 @@ class Pipeline:
         return self.stage(f"dbt:{tag}", "", parts, work)
 
     def dbt_vars(self) -> dict[str, Any]:
-        return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder)}
+        reranker = self.config.primary.reranker
+        return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder),
+                "primary_reranker": reranker if reranker == "none" else self.reranker_name(reranker)}
 
-    @staticmethod
-    def embedder_name(model: str) -> str:
+    def embedder_name(self, model: str) -> str:
+        """The stored name of a configured embedder: the model with its resolved precision suffix."""
         from ingest.retrieval.embedders import resolve_embedder
 
-        return resolve_embedder(model).name
+        return resolve_embedder(model, self._precision(self.config.embedders, model)).name
+
+    def reranker_name(self, model: str) -> str:
+        from ingest.retrieval.rerank import resolve_reranker
+
+        return resolve_reranker(model, self._precision(self.config.rerankers, model)).name
+
+    def _precision(self, specs, model: str) -> str:
+        return next((s.precision for s in specs if s.model == model), self.config.precision)
 
     def embed(self, conditions_fp: str, runnable: list[str]) -> None:
         for corpus in self.config.corpora:
@@ -274,9 +286,12 @@ class Pipeline:
 
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.embed import embed_stage as embed
-        report = embed(self.con, model, corpus=corpus, conditions=runnable)
+        from ingest.retrieval.truncation import describe, truncation_summary
+        report = embed(self.con, model, corpus=corpus, conditions=runnable,
+                       precision=self._precision(self.config.embedders, model))
         keys = ("requested", "unique", "already_stored", "embedded")
-        return ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
+        detail = ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
+        return f"{detail}; truncated {describe(truncation_summary(self.con, report['embedder'], corpus, runnable))}"
 
     def retrieve(self, runnable: list[str]) -> None:
         for corpus in self.config.corpora:
@@ -288,17 +303,20 @@ class Pipeline:
                            lambda c=corpus.name, m=emb.model: self._retrieve_one(c, m, runnable))
                 for rr in self.config.rerankers:
                     parts = [self.fingerprints[("retrieve", scope)], rr.model]
-                    self.stage("rerank", f"{scope}|{rr.name}", parts,
+                    self.stage("rerank", f"{scope}|{self.reranker_name(rr.model)}", parts,
                                lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable))
 
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.retrieve import retrieve_stage as retrieve
-        report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus)
+        report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus,
+                          precision=self._precision(self.config.embedders, model))
         return self._runs_detail(report)
 
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
         from ingest.retrieval.rerank import rerank_stage as rerank
-        report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable)
+        report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
+                        precision=self._precision(self.config.rerankers, reranker),
+                        embedder_precision=self._precision(self.config.embedders, model))
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:

@@ -89,18 +89,21 @@ def test_flat_top_k_equals_sql_brute_force(con):
     np.testing.assert_allclose([r[3] for r in got], [r[3] for r in brute], atol=1e-5)
 
 
-def test_ties_break_by_chunk_id_and_small_index_returns_all(con):
-    ids = [("fixed|demo/b|0", "demo/b"), ("fixed|demo/a|10", "demo/a"), ("fixed|demo/a|2", "demo/a")]
-    texts = ["t0", "t1", "t2"]
+def test_ties_break_by_document_then_chunk_number_and_small_index_returns_all(con):
+    # issue 13 changed the tie rule: document then chunk order as numbers, not the chunk_id string
+    # (which sorts '...|10' before '...|2' and 'demo/10' before 'demo/9')
+    ids = [("fixed|demo/10|0", "demo/10"), ("fixed|demo/9|10", "demo/9"), ("fixed|demo/9|2", "demo/9"),
+           ("fixed|demo/9|3", "demo/9")]
+    texts = ["t0", "t1", "t2", "t3"]
     create_condition_texts(con, _chunks("G2", "demo", "fixed", ids, texts))
     _queries(con, "demo", ["q"])
-    store_vectors(con, "hand", [sha(t) for t in texts], _unit([[1, 0], [1, 0], [0, 1]]))
+    store_vectors(con, "hand", [sha(t) for t in texts], _unit([[1, 0], [1, 0], [0, 1], [-1, 0]]))
     store_vectors(con, "hand", [query_hash("q")], _unit([[1, 1]]))
     retrieve_stage(con, HAND, k=50, show_progress=False)
     got = _runs(con, "G2")
-    # all three score 1/sqrt(2): chunk_id ascending; fewer than k chunks -> all of them
-    assert [r[2] for r in got] == ["fixed|demo/a|10", "fixed|demo/a|2", "fixed|demo/b|0"]
-    assert [r[1] for r in got] == [1, 2, 3]
+    # three score 1/sqrt(2): demo/9 before demo/10, chunk 2 before chunk 10; fewer than k chunks -> all
+    assert [r[2] for r in got] == ["fixed|demo/9|2", "fixed|demo/9|10", "fixed|demo/10|0", "fixed|demo/9|3"]
+    assert [r[1] for r in got] == [1, 2, 3, 4]
 
 
 def test_incremental_empty_and_missing_vectors(con):
