@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.retrieval.embedders import EmbedderSpec, auto_device, resolve_embedder
+from ingest.retrieval.embedders import EmbedderSpec, auto_device, check_loaded_precision, resolve_embedder
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.truncation import count_missing
 from warehouse.db import transaction
@@ -185,6 +185,7 @@ def embed_texts(
     ``text_tokens`` row afterwards (:func:`ingest.retrieval.truncation.truncation_summary` reads them)."""
     device = device or auto_device()
     spec = resolve_embedder(embedder, precision, device)
+    check_loaded_precision(embedder, spec, model)
     todo = texts_to_embed(con, spec.name, corpus, conditions)
     report = {
         "embedder": spec.name,

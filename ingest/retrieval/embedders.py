@@ -154,6 +154,15 @@ def resolve_embedder(name_or_path: str | EmbedderSpec | None = None, precision: 
     return _resolve_model(key).at_precision(precision, device)
 
 
+def check_loaded_precision(given: str | EmbedderSpec | None, resolved: EmbedderSpec, model) -> None:
+    """Refuse a caller's already loaded ``model`` for a spec whose precision the resolution changed
+    (its vectors would be stored under a name that says another precision)."""
+    if model is not None and isinstance(given, EmbedderSpec) and given.precision != resolved.precision:
+        raise EmbedderError(
+            f"a loaded model was passed for {given.name!r} ({given.precision}) but the precision resolves to "
+            f"{resolved.precision}: pass precision=None, or a spec at that precision and a model loaded from it")
+
+
 def _resolve_model(key: str) -> EmbedderSpec:
     if key in REGISTRY:
         return REGISTRY[key]

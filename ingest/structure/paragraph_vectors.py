@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ingest.retrieval.embed import l2_normalize, store_embeddings
-from ingest.retrieval.embedders import EmbedderSpec, resolve_embedder
+from ingest.retrieval.embedders import EmbedderSpec, check_loaded_precision, resolve_embedder
 from ingest.retrieval.progress import progress_bar
 
 
@@ -52,6 +52,7 @@ def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embe
     the precision: :mod:`ingest.retrieval.precision`). Returns the matrix and a report
     ``{requested, unique, already_stored, embedded}``."""
     spec = resolve_embedder(embedder, precision)
+    check_loaded_precision(embedder, spec, model)
     hashes = [text_hash(t) for t in texts]
     have = stored_vectors(con, spec.name, hashes)
     todo: dict[str, str] = {}

@@ -56,6 +56,7 @@ def print_summary(console: Console, pipeline) -> None:
     """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
     from warehouse.db import connect
     from warehouse.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
+    from warehouse.experiment.report.markup import p_text
 
     outcome = pipeline.outcome
     stages = Table(title="stages", show_lines=False)
@@ -76,7 +77,8 @@ def print_summary(console: Console, pipeline) -> None:
             table.add_column(col, justify="right")
         for r in rows:
             table.add_row(r["contrast"], r["arms"], r["corpus"], str(r["n_queries"]), str(r["n_docs"]), _num(r["mean_delta"]),
-                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", _p(r["p_value"]), _p(r["p_holm"]),
+                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", p_text(r["p_value"], r.get("n_boot")),
+                          p_text(r["p_holm"], r.get("n_boot"), r.get("family_size") or 1),
                           _num(r["dz"], "{:.3f}"))
         console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
         cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
@@ -99,10 +101,6 @@ def print_summary(console: Console, pipeline) -> None:
 
 def _num(value, fmt: str = "{:+.4f}") -> str:
     return "–" if value is None else fmt.format(value)
-
-
-def _p(value) -> str:
-    return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
 def register(app: typer.Typer) -> None:

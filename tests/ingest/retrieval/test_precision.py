@@ -144,3 +144,14 @@ def test_bf16_reranker_scores_are_their_own_run(con, tmp_path):
     s32, s16 = np.array(got[a["reranker"]]), np.array(got[b["reranker"]])
     assert len(s32) == len(s16) == 6 and not np.array_equal(s32, s16)
     np.testing.assert_allclose(s16, s32, atol=0.05)
+
+
+def test_a_loaded_model_for_another_precision_is_refused(con):
+    from ingest.retrieval.embedders import REGISTRY
+
+    create_condition_texts(con, [{"condition": "DOC", "corpus": "demo", "chunk_id": "doc|demo/1|0", "doc_id": "demo/1",
+                                  "chunkset": "doc", "text": "t"}])
+    minilm = REGISTRY["all-MiniLM-L6-v2"]  # an fp32 spec of an encoder: bf16 would relabel an fp32 model's vectors
+    with pytest.raises(EmbedderError, match="a loaded model was passed"):
+        embed_texts(con, minilm, precision="bf16", model=object(), show_progress=False)
+    assert con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
