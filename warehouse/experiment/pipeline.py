@@ -323,8 +323,6 @@ class Pipeline:
         statuses: dict[str, int] = {}
         for r in report.get("conditions", []):
             statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
-        for condition in report.get("empty", []):
-            self.outcome.not_run.setdefault(condition, "no chunks in condition_texts for this condition")
         return ", ".join(f"{n} runs {s}" for s, n in sorted(statuses.items())) or "no runs"
 
     def report(self, evaluation_fp: str) -> None:
@@ -360,10 +358,19 @@ class Pipeline:
                 self.outcome.not_run[contrast] = f"{' and '.join(missing)} not run"
 
     def no_chunk_conditions(self, runnable: list[str]) -> list[str]:
-        present = {r[0] for r in self.con.execute("SELECT DISTINCT condition FROM condition_texts").fetchall()}
-        empty = [c for c in runnable if c not in present]
-        for c in empty:
-            self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+        """Runnable conditions with chunks; the others, and (condition, corpus) pairs without chunks, are
+        listed as not run (read from condition_texts on every run, so a rerun lists the same)."""
+        pairs = set(self.con.execute("SELECT DISTINCT condition, corpus FROM condition_texts").fetchall())
+        present = {c for c, _ in pairs}
+        for c in runnable:
+            if c not in present:
+                self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+                continue
+            for corpus in self.config.corpora:
+                if (c, corpus.name) not in pairs:
+                    self.outcome.not_run[f"{c} ({corpus.name})"] = (
+                        f"no chunks of corpus {corpus.name} in condition_texts (its {corpus.loader} documents have "
+                        "no such chunkset)")
         return [c for c in runnable if c in present]
 
     def run(self) -> RunOutcome:

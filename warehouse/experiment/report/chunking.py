@@ -311,8 +311,12 @@ def section_sizes(con: duckdb.DuckDBPyConnection) -> str:
 
     table = [[fmt(r["corpus"]), fmt(r["chunkset"]), fmt(r["chunks"]), fmt(r["mean_tokens"], 1),
               fmt(r["median_tokens"], 1)] for r in rows]
+    chunksets = sorted({r["chunkset"] for r in rows} - {"doc"})
+    if not chunksets:  # document corpora (BEIR, HotpotQA): one chunk per document, nothing to match
+        return section("sizes", "Size matching", what,
+                       html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table))
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for chunkset in sorted({r["chunkset"] for r in rows} - {"doc"}):
+    for chunkset in chunksets:
         tokens = [t for (t,) in con.execute("SELECT content_tokens FROM chunks WHERE chunkset = ?", [chunkset]).fetchall()]
         ax.hist(tokens, bins=30, histtype="step", lw=1.5, label=chunkset)
     ax.set_xlabel("content tokens per chunk")
