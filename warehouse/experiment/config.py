@@ -139,6 +139,10 @@ class ExperimentConfig:
     def strong_embedder(self) -> EmbedderSpec:
         return next(e for e in self.embedders if e.strong)
 
+    def precision_of(self, model: str) -> str:
+        """The precision asked for ``model`` (a configured embedder's or reranker's), else the default."""
+        return next((s.precision for s in (*self.embedders, *self.rerankers) if s.model == model), self.precision)
+
     def runnable_conditions(self) -> tuple[list[str], dict[str, str]]:
         """Split the configured conditions into (runnable, {not runnable: reason})."""
         runnable: list[str] = []

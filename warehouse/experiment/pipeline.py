@@ -267,15 +267,12 @@ class Pipeline:
         """The stored name of a configured embedder: the model with its resolved precision suffix."""
         from ingest.retrieval.embedders import resolve_embedder
 
-        return resolve_embedder(model, self._precision(self.config.embedders, model)).name
+        return resolve_embedder(model, self.config.precision_of(model)).name
 
     def reranker_name(self, model: str) -> str:
         from ingest.retrieval.rerank import resolve_reranker
 
-        return resolve_reranker(model, self._precision(self.config.rerankers, model)).name
-
-    def _precision(self, specs, model: str) -> str:
-        return next((s.precision for s in specs if s.model == model), self.config.precision)
+        return resolve_reranker(model, self.config.precision_of(model)).name
 
     def embed(self, conditions_fp: str, runnable: list[str]) -> None:
         for corpus in self.config.corpora:
@@ -287,8 +284,7 @@ class Pipeline:
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.embed import embed_stage as embed
         from ingest.retrieval.truncation import describe, truncation_summary
-        report = embed(self.con, model, corpus=corpus, conditions=runnable,
-                       precision=self._precision(self.config.embedders, model))
+        report = embed(self.con, model, corpus=corpus, conditions=runnable, precision=self.config.precision_of(model))
         keys = ("requested", "unique", "already_stored", "embedded")
         detail = ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
         return f"{detail}; truncated {describe(truncation_summary(self.con, report['embedder'], corpus, runnable))}"
@@ -309,14 +305,13 @@ class Pipeline:
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.retrieve import retrieve_stage as retrieve
         report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus,
-                          precision=self._precision(self.config.embedders, model))
+                          precision=self.config.precision_of(model))
         return self._runs_detail(report)
 
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
         from ingest.retrieval.rerank import rerank_stage as rerank
         report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
-                        precision=self._precision(self.config.rerankers, reranker),
-                        embedder_precision=self._precision(self.config.embedders, model))
+                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model))
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:

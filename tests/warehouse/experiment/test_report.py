@@ -141,3 +141,18 @@ def test_truncation_exclusions_and_a_zero_p(con):
     assert "&lt; 1/10,000" in page and "&lt; 3/10,000" in page  # p = 0 and its Holm adjustment (m = 3)
     assert "0.310" in page and "19.0%" in page and "4.21%" in page
     assert "structure_fallback" in page and "3 <small>(1)</small>" in page and ">99 <" not in page
+
+
+def test_the_primary_embedder_is_found_at_its_stored_precision(con, monkeypatch):
+    """The marts name the embedder with its precision (all-MiniLM-L6-v2@bf16); the report's primary cell does too."""
+    import ingest.retrieval.precision as precision
+    from warehouse.experiment.report.data import primary_embedder_name
+
+    _fill_marts(con)
+    config = load_config(None)
+    monkeypatch.setattr(precision, "cpu_bf16_feature", lambda: "amx_bf16")
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2"  # what the marts hold (written on another machine)
+    con.execute("UPDATE condition_means SET embedder = embedder || '@bf16'")
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2@bf16"
+    monkeypatch.setattr(precision, "cpu_bf16_feature", lambda: None)
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2@bf16"  # the one precision stored

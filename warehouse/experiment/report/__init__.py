@@ -29,7 +29,14 @@ from warehouse.experiment.report.chunking import (
     section_sizes,
     section_truncation,
 )
-from warehouse.experiment.report.data import condition_means, contrast_rows, mart, metric_names, primary_cells
+from warehouse.experiment.report.data import (
+    condition_means,
+    contrast_rows,
+    mart,
+    metric_names,
+    primary_cells,
+    primary_embedder_name,
+)
 from warehouse.experiment.report.markup import CSS
 
 
@@ -82,10 +89,8 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
 def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path: str | Path,
                  not_run: dict[str, str] | None = None) -> Path:
     """Render the report and write it to ``path`` (parent folders created). Returns the path."""
-    from ingest.retrieval.embedders import resolve_embedder
-
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    page = render_report(con, config, resolve_embedder(config.primary.embedder).name, not_run)
+    page = render_report(con, config, primary_embedder_name(con, config), not_run)
     target.write_text(page, encoding="utf-8")
     return target
