@@ -32,7 +32,7 @@ chunks as (
 ),
 
 own as (
-    select c.condition, c.chunkset as condition_chunkset, c.prefix_kind, c.prefix_depth, c.retrieval,
+    select c.condition, c.prefix_kind, c.prefix_depth, c.retrieval,
         k.*, false as is_fallback
     from conditions as c
     inner join chunks as k on k.chunkset = c.chunkset
@@ -51,7 +51,7 @@ fallback_docs as (
 ),
 
 fallback as (
-    select c.condition, c.chunkset as condition_chunkset, c.prefix_kind, c.prefix_depth, c.retrieval,
+    select c.condition, c.prefix_kind, c.prefix_depth, c.retrieval,
         k.*, true as is_fallback
     from fallback_docs as fd
     inner join conditions as c on c.condition = fd.condition
