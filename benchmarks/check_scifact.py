@@ -2,8 +2,8 @@
 
 Expects a warehouse where ``ragwh ingest beir ../shared/data/beir_scifact``, ``ragwh chunk``,
 ``dbt build --select +tag:conditions``, ``ragwh embed`` and ``ragwh retrieve --condition DOC`` ran.
-Each DOC chunk is one document, so a run's chunk maps to its ``doc_id``; qrels are the corpus's
-``qrels``. nDCG@10 = mean over queries of DCG@10 / IDCG@10 with DCG = sum_i rel_i / log2(i + 1)
+Each DOC chunk is one document, embedded as BEIR does: ``title + " " + text`` (the ``title`` chunk
+prefix), so a run's chunk maps to its ``doc_id``; qrels are the corpus's ``qrels``. nDCG@10 = mean over queries of DCG@10 / IDCG@10 with DCG = sum_i rel_i / log2(i + 1)
 (ranx's definition; a query without a relevant document retrieved scores 0).
 
     .venv/bin/python benchmarks/check_scifact.py --warehouse /tmp/x.duckdb
@@ -32,6 +32,7 @@ def main() -> None:
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--corpus", default="scifact")
     parser.add_argument("--embedder", default=None)
+    parser.add_argument("--min", type=float, default=None, help="exit 1 when nDCG@10 is below this (e.g. 0.645)")
     args = parser.parse_args()
     name = resolve_embedder(args.embedder).name
     con = connect(args.warehouse, read_only=True)
@@ -42,9 +43,11 @@ def main() -> None:
                WHERE r.corpus = ? AND r.condition = 'DOC' AND r.embedder = ? AND r.reranker = 'none'""",
             [args.corpus, name]).fetchall():
         run.setdefault(q, {})[doc] = score
-    print(f"DOC ({name}, body text as embedded by ragwh): nDCG@10 = {ndcg10(con, run, args.corpus):.4f} "
-          f"over {len(run)} queries")
+    value = ndcg10(con, run, args.corpus)
+    print(f"DOC ({name}, title + ' ' + text as BEIR embeds it): nDCG@10 = {value:.5f} over {len(run)} queries")
     con.close()
+    if args.min is not None and value < args.min:
+        raise SystemExit(f"nDCG@10 {value:.5f} is below {args.min}")
 
 
 if __name__ == "__main__":
