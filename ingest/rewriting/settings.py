@@ -78,6 +78,8 @@ class RewriteSettings:
                                      ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH)):
             if value not in allowed:
                 problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
+        if not 0 <= self.chunk_overlap < self.chunk_tokens:
+            problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
         if any(n < 1 for _, n in self.n_variants):
             problems.append("n_variants must be >= 1")
         if problems:

@@ -1,7 +1,7 @@
 """A hand-made flat corpus and a scripted stand-in model for the rewriting tests (never results).
 
 30 documents about made-up towns (some long enough for several 64-token sentence windows), 4 queries
-with qrels, one qrel on a document the corpus lacks. The scripted model answers by prompt kind and
+with qrels (5 judged pairs). The scripted model answers by prompt kind and
 sampling seed, and plants the bad inputs the stage must count: an empty answer, an answer without a
 usable line, a variant identical to the query, a duplicate variant, lines beyond n, an empty passage.
 """
@@ -16,7 +16,7 @@ QUERIES = {  # query source id -> text
     "q1": "Which river flows through Avalon?",
     "q2": "When was the castle of Brisk built?",
     "q3": "Who founded the market in Corvin?",
-    "q4": "How long is the railway of Dalby?",
+    "q4": "How long is the river of Dalby?",
 }
 
 
@@ -35,7 +35,7 @@ def load_corpus(con, corpus: str = "towns") -> FlatCorpus:
             built.add_document(f"{town}-{topic}", f"{town} {topic}", document(town, topic, 3 + (t + p) % 10),
                                "hand-made", None)
     gold = {"q1": ["Avalon-river"], "q2": ["Brisk-castle"], "q3": ["Corvin-market", "Corvin-river"],
-            "q4": ["Dalby-railway"]}  # Dalby-railway is not in the corpus: counted as not indexed
+            "q4": ["Dalby-river"]}
     for qid, text in QUERIES.items():
         query_id = built.add_query(qid, text, "hand")
         built.add_answers(query_id, [text.split()[-1].rstrip("?")])
@@ -46,26 +46,34 @@ def load_corpus(con, corpus: str = "towns") -> FlatCorpus:
 
 
 def respond(request: LLMRequest) -> str:
-    """Scripted answers by prompt, query and sampling seed (see module doc)."""
-    content = request.messages[-1]["content"]
+    """Scripted answers for the scripted backend (see :func:`answer`)."""
+    return answer(request.messages[-1]["content"], request.sampling.seed)
+
+
+def respond_http(body: dict) -> str:
+    """The same answers for the scripted OpenAI-compatible server (tests/ingest/llm/chat_server.py)."""
+    return answer([m["content"] for m in body["messages"] if m["role"] == "user"][-1], body["seed"])
+
+
+def answer(content: str, seed: int) -> str:
+    """Answers by prompt kind (recognized from the prompt text), query and sampling seed (module doc)."""
     query = content.rsplit("Question: ", 1)[-1].rsplit("Query: ", 1)[-1].split("\n")[0].strip()
     town = next((t for t in TOWNS if t in query), "Avalon")
-    seed = request.sampling.seed
-    if request.prompt.startswith("rewrite_neighbor"):
+    if "sibling questions" in content:
         if "Brisk" in query and seed == 42:
             return ""  # empty answer
         if "Corvin" in query and seed == 42:
             return "Here are some related questions:"  # no usable line
         return (f"Here are three:\n1. What is the history of {town}?\n2. {query}\n3. What is the history of {town}?\n"
                 f"4. Which families lived in {town} (seed {seed})?")  # identical, duplicate, beyond n
-    if request.prompt.startswith("rewrite_synonym"):
+    if "in $n different ways".replace("$n", "3") in content:
         return f"- In which place is the {town} river?\n- {town}: what river runs there (seed {seed})?\n- Name {town}'s river."
-    if request.prompt.startswith("rewrite_comparative"):
+    if "comparison question" in content:
         return f"Is the river of {town} longer than the river of Brisk?"
-    if request.prompt.startswith("rewrite_hyde"):
+    if content.startswith("Please write a passage to answer the question"):
         return f"Passage: The {town} river is known across the region; visitors come every summer (seed {seed})."
-    if request.prompt.startswith("rewrite_query2doc"):
+    if content.startswith("Write a passage that answers the given query"):
         if "Dalby" in query:
             return "   "  # empty passage: falls back to the query
         return f"{town} has a long history; records go back many centuries."
-    raise AssertionError(f"unexpected prompt {request.prompt}")
+    raise AssertionError(f"unexpected prompt {content[:80]!r}")
