@@ -40,7 +40,6 @@ def mmr_order(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> np
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     v = np.asarray(vectors, dtype=np.float64)
-    sim = v @ v.T
     picked = np.empty(k, dtype=np.int64)
     available = np.ones(n, dtype=bool)
     penalty = np.zeros(n)  # max cosine to any picked candidate (0 before the first pick)
@@ -50,5 +49,6 @@ def mmr_order(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> np
         j = int(np.argmax(objective))  # first maximum: the earliest candidate in pool order
         picked[step] = j
         available[j] = False
-        penalty = sim[j].copy() if step == 0 else np.maximum(penalty, sim[j])
+        sim = v @ v[j]  # cosines to the new pick (only the rows MMR needs, not the n x n matrix)
+        penalty = sim if step == 0 else np.maximum(penalty, sim)
     return picked

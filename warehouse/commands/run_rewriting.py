@@ -52,14 +52,17 @@ def print_summary(console: Console, pipeline) -> None:
     try:
         reasons = ["llm_answers", "empty_answer", "no_usable_line", "generated", "identical", "duplicate",
                    "cosine_low", "cosine_high", "kept", "fallback"]
-        funnel = Table(title="rewriting funnel (per corpus, strategy and seed)")
-        for col in ("corpus", "stage", *reasons):
-            funnel.add_column(col.replace("_", " "), justify="right")
-        for corpus, stage, counts in con.execute(
-                "SELECT corpus, stage, map_from_entries(list(struct_pack(k := reason, v := n))) FROM funnel "
-                "WHERE starts_with(stage, 'rewrite:') GROUP BY ALL ORDER BY ALL").fetchall():
-            funnel.add_row(corpus, stage.removeprefix("rewrite:"), *(str(counts.get(r, 0)) for r in reasons))
-        console.print(funnel)
+        funnel = Table(title="rewriting funnel of the LLM strategies (per corpus, embedder, strategy, seed)")
+        for col in ("corpus", "embedder", "strategy", "seed", *reasons):
+            funnel.add_column(col.replace("_", " "), justify="right", overflow="fold")
+        rows = con.execute(
+            "SELECT corpus, stage, map_from_entries(list(struct_pack(k := reason, v := n))) FROM funnel "
+            "WHERE starts_with(stage, 'rewrite:') GROUP BY ALL ORDER BY ALL").fetchall()
+        for corpus, stage, counts in rows:
+            if counts.get("llm_answers", 0):
+                embedder, strategy, seed = stage.removeprefix("rewrite:").rsplit(":", 2)
+                funnel.add_row(corpus, embedder, strategy, seed, *(str(counts.get(r, 0)) for r in reasons))
+        console.print(funnel if funnel.row_count else "no LLM strategy ran: the funnel has no LLM answers to count")
         rows = con.execute("SELECT (SELECT count(*) FROM rewrites), (SELECT count(*) FROM rewrite_text_runs), "
                            "(SELECT count(*) FROM rewrite_runs)").fetchone()
         console.print(f"rewrites {rows[0]:,} rows, rewrite_text_runs {rows[1]:,}, rewrite_runs {rows[2]:,} "
