@@ -25,30 +25,49 @@ import numpy as np
 
 def minmax(scores: np.ndarray) -> np.ndarray:
     """``(s - min) / (max - min)`` in float64; all ones when the scores are all equal (or one)."""
-    s = np.asarray(scores, dtype=np.float64)
-    if s.size == 0:
-        return s
-    span = s.max() - s.min()
-    return np.ones_like(s) if span == 0 else (s - s.min()) / span
+    return _minmax_rows(np.asarray(scores, dtype=np.float64)[None, :])[0]
+
+
+def _minmax_rows(s: np.ndarray) -> np.ndarray:
+    """Row-wise min-max over the finite entries of ``s`` (NaN = padding, stays NaN)."""
+    with np.errstate(invalid="ignore"):
+        lo = np.nanmin(np.where(np.isnan(s), np.inf, s), axis=1, keepdims=True)
+        hi = np.nanmax(np.where(np.isnan(s), -np.inf, s), axis=1, keepdims=True)
+        span = hi - lo
+        out = np.where(span > 0, (s - lo) / np.where(span > 0, span, 1.0), 1.0)
+    return np.where(np.isnan(s), np.nan, out)
 
 
 def mmr_order(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> np.ndarray:
     """Indices (into the pool) of the first ``min(k, n)`` MMR picks, in pick order (module doc)."""
-    rel = minmax(scores)
-    n = len(rel)
-    k = min(k, n)
-    if k == 0:
+    n = len(scores)
+    if n == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64)
-    v = np.asarray(vectors, dtype=np.float64)
-    picked = np.empty(k, dtype=np.int64)
-    available = np.ones(n, dtype=bool)
-    penalty = np.zeros(n)  # max cosine to any picked candidate (0 before the first pick)
+    picks = mmr_batch(np.asarray(scores, dtype=np.float64)[None, :], np.asarray(vectors)[None, :, :], k, lam)[0]
+    return picks[picks >= 0]
+
+
+def mmr_batch(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> np.ndarray:
+    """MMR for ``B`` pools at once: ``scores`` (B, n) with NaN padding past each pool's end, ``vectors``
+    (B, n, d). Returns picks (B, min(k, n)) in pick order, -1 once a pool is exhausted. Each row is
+    exactly :func:`mmr_order` of that pool (the same greedy rule, vectorized over pools). Cosines are
+    computed in float32 (the stored vectors' precision), objectives in float64."""
+    s = np.asarray(scores, dtype=np.float64)
+    b, n = s.shape
+    k = min(k, n)
+    rel = _minmax_rows(s)
+    v = np.asarray(vectors, dtype=np.float32)  # the stored vectors' precision; objectives in float64
+    available = ~np.isnan(s)
+    rel = np.where(available, rel, 0.0)
+    penalty = np.zeros((b, n))  # max cosine to any picked candidate (0 before the first pick)
+    picks = np.full((b, k), -1, dtype=np.int64)
+    rows = np.arange(b)
     for step in range(k):
-        objective = lam * rel - (1.0 - lam) * penalty
-        objective[~available] = -np.inf
-        j = int(np.argmax(objective))  # first maximum: the earliest candidate in pool order
-        picked[step] = j
-        available[j] = False
-        sim = v @ v[j]  # cosines to the new pick (only the rows MMR needs, not the n x n matrix)
-        penalty = sim if step == 0 else np.maximum(penalty, sim)
-    return picked
+        objective = np.where(available, lam * rel - (1.0 - lam) * penalty, -np.inf)
+        j = np.argmax(objective, axis=1)  # first maximum: the earliest candidate in pool order
+        live = available[rows, j]
+        picks[live, step] = j[live]
+        available[rows, j] = False
+        sim = np.matmul(v, v[rows, j][:, :, None])[:, :, 0].astype(np.float64)  # cosines to the new picks only
+        penalty = np.where(live[:, None], sim if step == 0 else np.maximum(penalty, sim), penalty)
+    return picks

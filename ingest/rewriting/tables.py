@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ingest.rewriting.index import ChunkIndex
 from ingest.rewriting.textrun import TextRun
@@ -43,40 +44,42 @@ def rewrites_table(corpus: str, embedder: str, rows: list[tuple[str, str, int, C
 
 def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex, runs: list[TextRun],
                     outputs: list[Output]) -> pa.Table:
-    """Every output's dense, rerank and mmr rows (vectorized over outputs)."""
-    parts: dict[str, list] = {k: [] for k in ("o", "stage", "rank", "pos", "score")}
+    """Every output's dense, rerank and mmr rows: per stage one concatenation of the runs' arrays, output
+    and rank columns from the lengths, string columns gathered by index in Arrow (no per-row Python)."""
+    blocks = []
     for stage_name in ("dense", "rerank", "mmr"):
-        for o_idx, o in enumerate(outputs):
-            run = runs[o.run]
-            if stage_name == "dense":
-                pos, score = run.dense_pos, run.dense_score
-            elif stage_name == "rerank":
-                pos, score = run.rerank_pos, run.rerank_score
-            else:
-                pos, score = run.mmr_pos[:o.depth_k], run.mmr_score[:o.depth_k]
-            parts["o"].append(np.full(len(pos), o_idx, dtype=np.int64))
-            parts["stage"].append(np.full(len(pos), stage_name, dtype=object))
-            parts["rank"].append(np.arange(1, len(pos) + 1, dtype=np.int32))
-            parts["pos"].append(np.asarray(pos, dtype=np.int64))
-            parts["score"].append(np.asarray(score, dtype=np.float64))
-    cat = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
-    o_of = cat["o"].astype(np.int64)
-    strategy = np.array([o.strategy for o in outputs], dtype=object)
-    seed = np.array([o.seed for o in outputs], dtype=np.int32)
-    query = np.array([o.query_id for o in outputs], dtype=object)
-    variant = np.array([o.variant_idx for o in outputs], dtype=np.int32)
-    pool = np.array([o.pool for o in outputs], dtype=np.int32)
-    pos = cat["pos"].astype(np.int64)
-    n = len(o_of)
+        if stage_name == "dense":
+            parts = [(runs[o.run].dense_pos, runs[o.run].dense_score) for o in outputs]
+        elif stage_name == "rerank":
+            parts = [(runs[o.run].rerank_pos, runs[o.run].rerank_score) for o in outputs]
+        else:
+            parts = [(runs[o.run].mmr_pos[:o.depth_k], runs[o.run].mmr_score[:o.depth_k]) for o in outputs]
+        lengths = np.array([len(p) for p, _ in parts], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
+        total = int(lengths.sum())
+        blocks.append({
+            "o": np.repeat(np.arange(len(outputs)), lengths),
+            "stage": np.full(total, ("dense", "rerank", "mmr").index(stage_name), dtype=np.int64),
+            "rank": (np.arange(total) - np.repeat(starts, lengths) + 1).astype(np.int32),
+            "pos": np.concatenate([p for p, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64),
+            "score": np.concatenate([sc for _, sc in parts]).astype(np.float64) if parts else np.zeros(0),
+        })
+    cat = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
+    o_of, pos, n = cat["o"], cat["pos"], len(cat["o"])
+
+    def take(values: list, idx: np.ndarray, kind=pa.string()) -> pa.Array:
+        return pc.take(pa.array(values, kind), pa.array(idx))
+
     return pa.Table.from_pydict({
         "corpus": pa.array([corpus] * n, pa.string()), "embedder": pa.array([embedder] * n, pa.string()),
-        "reranker": pa.array([reranker] * n, pa.string()), "pool": pa.array(pool[o_of]),
-        "strategy": pa.array(strategy[o_of].tolist(), pa.string()), "seed": pa.array(seed[o_of]),
-        "query_id": pa.array(query[o_of].tolist(), pa.string()), "variant_idx": pa.array(variant[o_of]),
-        "stage": pa.array(cat["stage"].tolist(), pa.string()), "rank": pa.array(cat["rank"].astype(np.int32)),
-        "chunk_id": pa.array(index.chunk_ids[pos].tolist(), pa.string()),
-        "doc_id": pa.array(index.doc_ids[pos].tolist(), pa.string()),
-        "score": pa.array(cat["score"].astype(np.float64)),
+        "reranker": pa.array([reranker] * n, pa.string()),
+        "pool": take([o.pool for o in outputs], o_of, pa.int32()),
+        "strategy": take([o.strategy for o in outputs], o_of), "seed": take([o.seed for o in outputs], o_of, pa.int32()),
+        "query_id": take([o.query_id for o in outputs], o_of),
+        "variant_idx": take([o.variant_idx for o in outputs], o_of, pa.int32()),
+        "stage": take(["dense", "rerank", "mmr"], cat["stage"]), "rank": pa.array(cat["rank"]),
+        "chunk_id": take(index.chunk_ids.tolist(), pos), "doc_id": take(index.doc_ids.tolist(), pos),
+        "score": pa.array(cat["score"]),
     }, schema=arrow_schema("rewrite_text_runs"))
 
 

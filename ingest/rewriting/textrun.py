@@ -29,7 +29,7 @@ import numpy as np
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.topk import topk_inner_product
 from ingest.rewriting.index import ChunkIndex
-from ingest.rewriting.mmr import mmr_order
+from ingest.rewriting.mmr import mmr_batch
 
 Scorer = Callable[[list[tuple[str, str]]], np.ndarray]
 
@@ -107,27 +107,56 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     seconds["rerank"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    runs = []
-    for (pos, cos), st in zip(dense, stage):
+    ordered = []  # per search: rerank positions, stage scores, codes, each document's best chunk (rerank order)
+    for (pos, _), st in zip(dense, stage):
         order = np.lexsort((np.arange(len(pos)), -st))  # stage score desc, then dense rank
         r_pos, r_score = pos[order], st[order]
         codes = index.doc_codes[r_pos]
-        _, first = np.unique(codes, return_index=True)
-        first.sort()  # each document's best chunk, in rerank order
-        if unit == "documents":
-            picks = first[mmr_order(r_score[first], index.vectors[r_pos[first]], k_max, lam)]
-        else:
-            chunk_picks = mmr_order(r_score, index.vectors[r_pos], len(r_pos), lam)
+        first = np.sort(np.unique(codes, return_index=True)[1])
+        ordered.append((r_pos, r_score, codes, first))
+    if unit == "documents":
+        candidates = [first for _, _, _, first in ordered]
+        picks_of = _batched_mmr(index, ordered, candidates, k_max, lam)
+    else:
+        candidates = [np.arange(len(r_pos)) for r_pos, _, _, _ in ordered]
+        chunk_picks = _batched_mmr(index, ordered, candidates, max((len(c) for c in candidates), default=0), lam)
+        picks_of = []
+        for (_, _, codes, first), order in zip(ordered, chunk_picks):
             best_of = {int(codes[f]): int(f) for f in first}
             picks, seen = [], set()
-            for c in chunk_picks.tolist():
+            for c in order.tolist():
                 code = int(codes[c])
                 if code not in seen:
                     seen.add(code)
                     picks.append(best_of[code])
                 if len(picks) == k_max:
                     break
-            picks = np.asarray(picks, dtype=np.int64)
-        runs.append(TextRun(pos, cos, r_pos, r_score, r_pos[picks], r_score[picks]))
+            picks_of.append(np.asarray(picks, dtype=np.int64))
+    runs = [TextRun(pos, cos, r_pos, r_score, r_pos[picks], r_score[picks])
+            for (pos, cos), (r_pos, r_score, _, _), picks in zip(dense, ordered, picks_of)]
     seconds["mmr"] = time.perf_counter() - t0
     return runs, seconds
+
+
+def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: int, lam: float,
+                 batch: int = 256) -> list[np.ndarray]:
+    """Per search, its MMR picks as indices into its rerank order (``candidates`` are such indices), the
+    pools of ``batch`` searches padded and run together (:func:`ingest.rewriting.mmr.mmr_batch`)."""
+    out: list[np.ndarray | None] = [None] * len(candidates)
+    dim = index.vectors.shape[1]
+    by_width = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))  # little padding per batch
+    for lo in range(0, len(by_width), batch):
+        part = by_width[lo:lo + batch]
+        width = max(len(candidates[i]) for i in part)
+        scores = np.full((len(part), width), np.nan)
+        vectors = np.zeros((len(part), width, dim), dtype=np.float32)
+        for row, i in enumerate(part):
+            r_pos, r_score, _, _ = ordered[i]
+            c = candidates[i]
+            scores[row, :len(c)] = r_score[c]
+            vectors[row, :len(c)] = index.vectors[r_pos[c]]
+        picks = mmr_batch(scores, vectors, k, lam)
+        for row, i in enumerate(part):
+            p = picks[row]
+            out[i] = candidates[i][p[p >= 0]]
+    return out  # type: ignore[return-value]

@@ -99,3 +99,13 @@ def test_a_sentence_longer_than_the_window_is_cut_at_words(con):
                         "ORDER BY chunk_idx").fetchall()
     assert len(spans) > 3 and all(t <= 100 for _, _, t in spans)
     assert all(text[s - 1] == " " for s, _, _ in spans[1:])  # cut at word starts
+
+
+def test_no_chunking_condition_selects_the_sentence_windows():
+    import csv
+
+    from warehouse.paths import PROJECT_ROOT
+
+    with open(PROJECT_ROOT / "seeds" / "conditions.csv", newline="") as fh:
+        chunkings = {row["chunking"] for row in csv.DictReader(fh)}
+    assert chunkings == {"fixed", "structural", "doc"}  # condition_chunks maps these to fixed | structural:* | doc

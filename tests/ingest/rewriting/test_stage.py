@@ -198,3 +198,58 @@ def test_depth_k_is_read_from_the_seed(con, models, tmp_path, monkeypatch):
     assert con.execute("SELECT DISTINCT rank FROM rewrite_text_runs WHERE stage = 'mmr' ORDER BY 1").fetchall() == [
         (1,), (2,), (3,)]
     assert con.execute("SELECT max(rank) FROM rewrite_runs").fetchone()[0] == 3
+
+
+def test_hyde_average_searches_the_normalized_mean(con, models):
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("HyDE",), seeds=(42,), hyde_passages=2, hyde_combine="average",
+                               chunk_tokens=64, chunk_overlap=16)
+    backend = ScriptedBackend(respond)
+    _run(con, models, backend, settings=settings)
+    assert sorted(r.sampling.seed for r in backend.requests)[:2] == [42, 42] and {r.sampling.seed for r in backend.requests} == {42, 42001}
+    texts = con.execute("SELECT variant_idx, text, kept, reason FROM rewrites WHERE query_id = 'towns/q1' ORDER BY 1").fetchall()
+    assert [(v, k, r) for v, _, k, r in texts] == [(0, True, "original"), (1, True, "kept"), (2, True, "kept")]
+    spec = models[0]
+    keys = [text_key(texts[0][1], True), text_key(texts[1][1], False), text_key(texts[2][1], False)]  # passages as passages
+    mean = fetch_vectors(con, spec.name, keys).astype(np.float64).mean(axis=0)
+    mean /= np.linalg.norm(mean)
+    ids, _, chunk_text = chunk_texts(con, "towns", "sentence:64/16")
+    chunk_vectors = fetch_vectors(con, spec.name, [text_key(t, False) for t in chunk_text])
+    expected = np.sort(chunk_vectors @ mean)[::-1][:20]
+    dense = con.execute("SELECT variant_idx, score FROM rewrite_text_runs WHERE query_id = 'towns/q1' AND stage = 'dense' "
+                        "ORDER BY rank").fetchall()
+    assert {v for v, _ in dense} == {0}  # one search, recorded under the original
+    assert np.allclose([s for _, s in dense], expected, atol=1e-5)
+
+
+def test_mmr_over_chunks(con, models):
+    from ingest.rewriting.mmr import mmr_order
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S1",), seeds=(42,), mmr_unit="chunks", chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=settings)
+    ids, docs, texts = chunk_texts(con, "towns", "sentence:64/16")
+    vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])))
+    doc_of = dict(zip(ids, docs))
+    for query_id in ("towns/q1", "towns/q3"):
+        pool = con.execute("SELECT chunk_id, score FROM rewrite_text_runs WHERE query_id = ? AND stage = 'rerank' "
+                           "ORDER BY rank", [query_id]).fetchall()
+        order = mmr_order(np.array([s for _, s in pool]), np.stack([vec[c] for c, _ in pool]), len(pool), 0.85)
+        expected, best = [], {}
+        for c, s in pool:
+            best.setdefault(doc_of[c], (c, s))
+        for i in order.tolist():
+            d = doc_of[pool[i][0]]
+            if d not in expected:
+                expected.append(d)
+        got = con.execute("SELECT doc_id, chunk_id, score FROM rewrite_text_runs WHERE query_id = ? AND stage = 'mmr' "
+                          "ORDER BY rank", [query_id]).fetchall()
+        assert [d for d, _, _ in got] == expected[:10]
+        assert all((c, s) == best[d] for d, c, s in got)  # a document carries its best chunk and its score

@@ -121,3 +121,47 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         assert meta == {"rewriting_llm": "openai:test-model", "rewriting_tiny_model": "false"}
     finally:
         con.close()
+
+
+def test_enterprise_rag_and_ambignq_corpora_through_the_pipeline(tmp_path, shared_data):
+    import io
+
+    from rich.console import Console
+
+    from tests.ingest.corpora.test_ambignq import PASSAGES, QUESTIONS
+    from tests.ingest.corpora.test_enterprise_rag import _write_corpus
+    from warehouse.experiment.rewriting_pipeline import RewritingPipeline
+
+    data = tmp_path / "data"
+    (data / "ambignq" / "passages").mkdir(parents=True)
+    (data / "ambignq" / "q.json").write_text(json.dumps(QUESTIONS))
+    (data / "ambignq" / "passages" / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PASSAGES))
+    (data / "erb").mkdir()
+    questions = [json.loads(x) for x in (shared_data / "enterprise_rag" / "questions.jsonl").read_text().splitlines()]
+    (data / "erb" / "questions.jsonl").write_text((shared_data / "enterprise_rag" / "questions.jsonl").read_text())
+    _write_corpus(data / "erb" / "export", [q["expected_doc_ids"][0] for q in questions[:3]])
+    raw = {**BASE, "llm": {"backend": "none"}, "rewriting": {"strategies": ["S1"]},
+           "corpora": [{"name": "ambignq", "loader": "ambignq", "sources": ["ambignq/q.json"],
+                        "options": {"passages": "ambignq/passages"}},
+                       {"name": "enterprise_rag", "loader": "enterprise_rag", "sources": ["erb/questions.jsonl"],
+                        "options": {"documents": "erb/export"}}]}
+    cfg = parse_rewriting_config(raw, tmp_path / "two.yml")
+
+    def stages() -> list[tuple[str, str, str]]:
+        pipeline = RewritingPipeline(cfg, data=data, warehouse=tmp_path / "w.duckdb", console=Console(file=io.StringIO()))
+        try:
+            pipeline.ingest()
+            pipeline.chunk()
+            counts = pipeline.con.execute("SELECT corpus, count(*) FROM queries GROUP BY 1 ORDER BY 1").fetchall()
+        finally:
+            pipeline.close()
+        assert counts == [("ambignq", 2), ("enterprise_rag", 3)]
+        return [(s.stage, s.scope, s.status) for s in pipeline.outcome.stages]
+
+    assert stages() == [("ingest", "ambignq", "ran"), ("ingest", "enterprise_rag", "ran"),
+                        ("chunk:sentence", "ambignq", "ran"), ("chunk:sentence", "enterprise_rag", "ran")]
+    assert all(status == "skipped" for *_, status in stages())
+    # the documents / passages are part of the ingest fingerprint: a changed export reloads
+    (data / "erb" / "export" / "agents.md").write_text("changed notes")
+    assert [s for s in stages() if s[2] == "ran"] == [("ingest", "enterprise_rag", "ran"),
+                                                     ("chunk:sentence", "enterprise_rag", "ran")]
