@@ -30,8 +30,8 @@ from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.stage import rewrite_stage
 from warehouse.db import connect
 
-WORDS = ("river castle market harbour library railway bridge tower garden museum festival treaty council island "
-         "mountain valley forest village station temple").split()
+WORDS = ["river", "castle", "market", "harbour", "library", "railway", "bridge", "tower", "garden", "museum",
+         "festival", "treaty", "council", "island", "mountain", "valley", "forest", "village", "station", "temple"]
 
 
 class HashEncoder:
@@ -99,9 +99,9 @@ def main() -> None:
     chunks = sentence_chunk_stage(con, "synthetic")
     print(f"sentence windows: {chunks['chunks']} chunks ({time.perf_counter() - t0:.1f} s)")
     backend = ScriptedBackend(answer)
-    kwargs = dict(embedder=EmbedderSpec("hash-encoder", "unused"), embed_model=HashEncoder(), show_progress=False)
+    kwargs = {"embedder": EmbedderSpec("hash-encoder", "unused"), "embed_model": HashEncoder(), "show_progress": False}
     if args.rerank:
-        kwargs |= dict(reranker=RerankerSpec("hash-reranker", "unused"), rerank_model=HashCrossEncoder())
+        kwargs |= {"reranker": RerankerSpec("hash-reranker", "unused"), "rerank_model": HashCrossEncoder()}
     for attempt in ("first run", "rerun"):
         t0 = time.perf_counter()
         report = rewrite_stage(con, "synthetic", RewriteSettings(), llm=LLMCache(con, backend, progress=False), **kwargs)

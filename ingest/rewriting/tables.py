@@ -67,8 +67,8 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
     cat = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
     o_of, pos, n = cat["o"], cat["pos"], len(cat["o"])
 
-    def take(values: list, idx: np.ndarray, kind=pa.string()) -> pa.Array:
-        return pc.take(pa.array(values, kind), pa.array(idx))
+    def take(values: list, idx: np.ndarray, kind: pa.DataType | None = None) -> pa.Array:
+        return pc.take(pa.array(values, kind or pa.string()), pa.array(idx))
 
     return pa.Table.from_pydict({
         "corpus": pa.array([corpus] * n, pa.string()), "embedder": pa.array([embedder] * n, pa.string()),

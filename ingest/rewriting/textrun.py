@@ -22,6 +22,7 @@ searches the same vector with the same rerank text and pool; cross-encoder pairs
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -81,8 +82,6 @@ class CrossEncoderScorer:
 def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
                  k_max: int, lam: float, unit: str = "documents") -> tuple[list[TextRun], dict[str, float]]:
     """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step."""
-    import time
-
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, l2_normalize, stored_dimension, store_embeddings
+from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, l2_normalize, store_embeddings, stored_dimension
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 

@@ -3,7 +3,6 @@ its corruption (lineage, ranking, per-strategy depth, sentence-window cover). Tw
 from __future__ import annotations
 
 import duckdb
-import pytest
 
 from ingest.chunking.sentence_windows import sentence_chunk_stage
 from ingest.llm import LLMCache

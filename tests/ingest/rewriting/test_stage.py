@@ -61,8 +61,8 @@ def test_texts_reasons_and_funnel(ran):
     assert llm.calls == len(backend.requests) == 4 * 3 * len(llm_strategies)  # 4 queries x 3 seeds x 5 strategies
     assert {r.sampling.seed for r in backend.requests} == {42, 123, 2024}
     assert {r.sampling.temperature for r in backend.requests} == {0.7}
-    reasons = dict(((q, s, seed, v), (reason, kept)) for q, s, seed, v, reason, kept in con.execute(
-        "SELECT query_id, strategy, seed, variant_idx, reason, kept FROM rewrites").fetchall())
+    reasons = {(q, s, seed, v): (reason, kept) for q, s, seed, v, reason, kept in con.execute(
+        "SELECT query_id, strategy, seed, variant_idx, reason, kept FROM rewrites").fetchall()}
     # S2 for q2 at seed 42: empty answer -> the original alone, as fallback
     assert [k for k in reasons if k[:3] == ("towns/q2", "S2", 42)] == [("towns/q2", "S2", 42, 0)]
     assert reasons[("towns/q2", "S2", 42, 0)] == ("fallback", True)
@@ -173,7 +173,7 @@ def test_without_reranker_scores_are_cosines(con, models):
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
     settings = RewriteSettings(strategies=("S1", "S1-pool100"), chunk_tokens=64, chunk_overlap=16)
-    report, llm = _run(con, models, ScriptedBackend(respond), reranker=False, settings=settings)
+    report, _ = _run(con, models, ScriptedBackend(respond), reranker=False, settings=settings)
     assert report["reranker"] == "none" and report["llm_calls"] == 0
     same = con.execute("""SELECT count(*) FROM rewrite_text_runs d JOIN rewrite_text_runs r
                           USING (strategy, seed, query_id, variant_idx, rank)
@@ -185,7 +185,7 @@ def test_without_reranker_scores_are_cosines(con, models):
 
 
 def test_depth_k_is_read_from_the_seed(con, models, tmp_path, monkeypatch):
-    import ingest.rewriting.strategies as strategies
+    from ingest.rewriting import strategies
 
     seed = tmp_path / "rewrite_strategies.csv"
     text = strategies.SEED_FILE.read_text().replace("S1,solo,false,10,", "S1,solo,false,3,")
@@ -217,7 +217,7 @@ def test_hyde_average_searches_the_normalized_mean(con, models):
     keys = [text_key(texts[0][1], True), text_key(texts[1][1], False), text_key(texts[2][1], False)]  # passages as passages
     mean = fetch_vectors(con, spec.name, keys).astype(np.float64).mean(axis=0)
     mean /= np.linalg.norm(mean)
-    ids, _, chunk_text = chunk_texts(con, "towns", "sentence:64/16")
+    _, _, chunk_text = chunk_texts(con, "towns", "sentence:64/16")
     chunk_vectors = fetch_vectors(con, spec.name, [text_key(t, False) for t in chunk_text])
     expected = np.sort(chunk_vectors @ mean)[::-1][:20]
     dense = con.execute("SELECT variant_idx, score FROM rewrite_text_runs WHERE query_id = 'towns/q1' AND stage = 'dense' "
@@ -227,8 +227,8 @@ def test_hyde_average_searches_the_normalized_mean(con, models):
 
 
 def test_mmr_over_chunks(con, models):
-    from ingest.rewriting.mmr import mmr_order
     from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.mmr import mmr_order
     from ingest.rewriting.vectors import fetch_vectors, text_key
 
     load_corpus(con)
