@@ -93,18 +93,22 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     merged = _merge(runs, outputs, index, settings.max_merged)
     rewrites = rewrites_table(corpus, spec.name, [(qt.query_id, name, seed, c) for (name, seed), qts in texts.items()
                                                    for qt in qts for c in qt.candidates])
-    text_runs = text_runs_table(corpus, spec.name, rr_name, index, runs, outputs)
+    by_strategy: dict[str, list] = {}
+    for o in outputs:
+        by_strategy.setdefault(o.strategy, []).append(o)
+    # built one strategy at a time inside the write, so at most one strategy's rows are in memory
+    text_runs = (text_runs_table(corpus, spec.name, rr_name, index, runs, group) for group in by_strategy.values())
     merged_runs = runs_table(corpus, spec.name, rr_name, merged)
     funnel = _funnel(con, corpus, spec.name, texts, index)
     keys = [(name, seed) for name, seed in texts]
-    _write(con, corpus, spec.name, rr_name, keys, rewrites, text_runs, merged_runs, funnel)
+    n_text_runs = _write(con, corpus, spec.name, rr_name, keys, rewrites, text_runs, merged_runs, funnel)
     seconds["merge_write"] = time.perf_counter() - t0
     return {"corpus": corpus, "embedder": spec.name, "reranker": rr_name, "queries": len(queries),
             "chunks": len(index.chunk_ids), "strategies": [s.name for s in strategies], "seeds": list(settings.seeds),
             "llm_calls": llm.calls if llm is not None else 0, "llm_cached": llm.hits if llm is not None else 0,
             "texts_embedded": emb.encoded, "searches": len(searches),
             "pairs_scored": scorer.pairs_scored if scorer is not None else 0,
-            "rewrites": rewrites.num_rows, "rewrite_text_runs": text_runs.num_rows, "rewrite_runs": merged_runs.num_rows,
+            "rewrites": rewrites.num_rows, "rewrite_text_runs": n_text_runs, "rewrite_runs": merged_runs.num_rows,
             "funnel": _funnel_summary(funnel), "seconds": seconds}
 
 
@@ -208,8 +212,9 @@ def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
     return out
 
 
-def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> None:
-    """Replace the stage's rows (every (strategy, seed) it computed) in one transaction."""
+def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> int:
+    """Replace the stage's rows (every (strategy, seed) it computed) in one transaction; ``text_runs``
+    yields the per-text rows in parts. Returns the number of per-text rows written."""
     pairs = pa.table({"strategy": [k[0] for k in keys], "seed": pa.array([k[1] for k in keys], pa.int32())})
     stages = pa.table({"stage": sorted(set(funnel.column("stage").to_pylist()))})
     con.register("_rewrite_keys", pairs)
@@ -218,10 +223,12 @@ def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_ru
     try:
         with transaction(con):
             replace_where(con, "rewrites", scope, [corpus, embedder], rewrites)
-            replace_where(con, "rewrite_text_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], text_runs)
+            replace_where(con, "rewrite_text_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], None)
+            n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
             replace_where(con, "rewrite_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], merged_runs)
             replace_where(con, "funnel", "corpus = ? AND stage IN (SELECT stage FROM _rewrite_funnel_stages)",
                           [corpus], funnel)
     finally:
         con.unregister("_rewrite_keys")
         con.unregister("_rewrite_funnel_stages")
+    return n
