@@ -81,3 +81,13 @@ def test_bad_questions(con, tmp_path, line, message):
     (tmp_path / "questions.jsonl").write_text(line + "\n")
     with pytest.raises(IngestError, match=message):
         load_enterprise_rag(con, tmp_path / "questions.jsonl", tmp_path / "export")
+
+
+def test_cli_refuses_without_documents(shared_data, warehouse_file):
+    from typer.testing import CliRunner
+
+    from warehouse.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "enterprise-rag", str(shared_data / "enterprise_rag" / "questions.jsonl")])
+    assert result.exit_code == 1
+    assert "warehouse unchanged" in result.output and "--documents" in result.output

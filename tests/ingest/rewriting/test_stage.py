@@ -253,3 +253,16 @@ def test_mmr_over_chunks(con, models):
                           "ORDER BY rank", [query_id]).fetchall()
         assert [d for d, _, _ in got] == expected[:10]
         assert all((c, s) == best[d] for d, c, s in got)  # a document carries its best chunk and its score
+
+
+def test_rerank_with_the_original_query(con, models):
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S3",), seeds=(42,), rerank_with="original", cosine_band=(-1.0, 1.0),
+                               chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), settings=settings)
+    searched = con.execute("SELECT count(DISTINCT variant_idx) FROM rewrite_text_runs WHERE query_id = 'towns/q1'").fetchone()[0]
+    assert searched == 4  # the original and its three restatements (the band admits every cosine)
+    # every text's pool is scored against the same (original) query: one score per (query, chunk)
+    assert con.execute("""SELECT count(*) FROM (SELECT query_id, chunk_id, count(DISTINCT score) AS n
+                          FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
