@@ -2,8 +2,8 @@
 
 Expects a warehouse where ``ragwh ingest beir ../shared/data/beir_scifact``, ``ragwh chunk``,
 ``dbt build --select +tag:conditions``, ``ragwh embed`` and ``ragwh retrieve --condition DOC`` ran.
-Each DOC chunk is one document, so a run's chunk maps to its ``doc_id``; qrels are the corpus's
-``qrels``. nDCG@10 = mean over queries of DCG@10 / IDCG@10 with DCG = sum_i rel_i / log2(i + 1)
+Each DOC chunk is one document, embedded as BEIR does: ``title + " " + text`` (the ``title`` chunk
+prefix), so a run's chunk maps to its ``doc_id``; qrels are the corpus's ``qrels``. nDCG@10 = mean over queries of DCG@10 / IDCG@10 with DCG = sum_i rel_i / log2(i + 1)
 (ranx's definition; a query without a relevant document retrieved scores 0).
 
 ``--embedder`` may be repeated, e.g. once per precision (``all-MiniLM-L6-v2`` and
@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--corpus", default="scifact")
     parser.add_argument("--embedder", action="append", default=None,
                         help="stored embedder name (repeatable; default all-MiniLM-L6-v2 as fp32)")
+    parser.add_argument("--min", type=float, default=None, help="exit 1 when an nDCG@10 is below this (e.g. 0.645)")
     args = parser.parse_args()
     con = connect(args.warehouse, read_only=True)
     scores = []
@@ -51,10 +52,12 @@ def main() -> None:
                 [args.corpus, name]).fetchall():
             run.setdefault(q, {})[doc] = score
         scores.append(ndcg10(con, run, args.corpus))
-        print(f"DOC ({name}, body text as embedded by ragwh): nDCG@10 = {scores[-1]:.4f} over {len(run)} queries")
+        print(f"DOC ({name}, title + ' ' + text as BEIR embeds it): nDCG@10 = {scores[-1]:.5f} over {len(run)} queries")
     if len(scores) > 1:
         print(f"max |nDCG@10 - first| = {max(abs(s - scores[0]) for s in scores[1:]):.4f}")
     con.close()
+    if args.min is not None and min(scores) < args.min:
+        raise SystemExit(f"nDCG@10 {min(scores):.5f} is below {args.min}")
 
 
 if __name__ == "__main__":

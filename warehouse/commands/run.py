@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from warehouse.experiment.config import ConfigError, load_config
+from warehouse.experiment.config import ConfigError
+from warehouse.experiment.rewriting_config import RewritingConfig, load_experiment
 from warehouse.paths import data_dir
 
 
@@ -29,10 +30,15 @@ def run_command(
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
         console = Console(width=160)
     try:
-        cfg = load_config(config)
+        cfg = load_experiment(config)
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {exc}", soft_wrap=True)
         raise typer.Exit(2)
+    if isinstance(cfg, RewritingConfig):  # study: rewriting (warehouse/experiment/rewriting_pipeline.py)
+        from warehouse.commands.run_rewriting import run_rewriting
+
+        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit)
+        return
     if limit is not None:
         unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
         if unsupported:

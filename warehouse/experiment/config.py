@@ -267,6 +267,9 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
 def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     """Validate an already-parsed YAML mapping (see :func:`load_config`)."""
     r = _Reader(file)
+    if isinstance(raw, dict) and "study" in raw:  # study: rewriting is read by rewriting_config.load_experiment
+        raise r.fail("study", f"{raw['study']!r} configs are run with `ragwh run --config {file.name}` "
+                              "(warehouse/experiment/rewriting_config.py), not read as a chunking experiment")
     raw = r.mapping(raw, "", _TOP_KEYS)
     for key in _REQUIRED:
         if key not in raw:

@@ -3,7 +3,8 @@
 --   chunkset: fixed | doc | 'structural:' || structure, where structure 'induced' resolves to
 --             'induced:' || var('inducer') (default texttiling) and 'gold' stays 'gold';
 --   prefix:   '' (0 tokens) for prefix_kind 'none'; otherwise the chunk_prefixes row of that kind at
---             depth prefix_depth (llm_context rows have depth 0).
+--             depth prefix_depth (llm_context and title rows have depth 0; DOC's title prefix is BEIR's
+--             title || ' ', so a document is embedded as title, a space, its text).
 -- A chunk whose condition needs a prefix that is not loaded yet (e.g. A1 before the LLM stage) is
 -- absent: nothing is faked. Until induced structure is loaded, the A-family and P have no rows.
 -- One corpus per run (issue 13): in a corpus where a structural condition's chunkset exists, a
