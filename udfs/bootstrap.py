@@ -18,6 +18,10 @@ and every query of a drawn document enters as a bundle:
 Vectorized: the counts of a block of replicates come from one ``bincount`` and all replicate means
 from one matrix product; several value vectors over the same document set share the draws (common
 random numbers), which gives each exactly what a call on its own with the same seed gives.
+
+:func:`paired_bootstrap` is the special case where every value is its own resampling unit (a query,
+for studies that resample queries): the n units in the order given draw exactly as n clusters that
+sort in that order, δ*_b = Σ_i c_bi · v_i / n; problems of equal length share the draws.
 """
 from __future__ import annotations
 
@@ -79,6 +83,52 @@ def cluster_bootstrap_many(values: Sequence[Sequence[float]], clusters: Sequence
             v = prepared[i][0]
             results[i] = _summarize(float(v.mean()), reps[:, j], len(v), n_c, float(np.abs(v).max()))
     return results  # type: ignore[return-value]
+
+
+def paired_bootstrap(values: Sequence[float], n_boot: int = 10_000, seed: int = 0) -> BootstrapResult:
+    """Bootstrap of the mean of ``values`` resampling the values themselves (one per paired unit,
+    e.g. the per-query deltas of two methods), in the order given. Equals :func:`cluster_bootstrap`
+    with distinct cluster labels sorted in that order."""
+    return paired_bootstrap_many([values], n_boot, seed)[0]
+
+
+def paired_bootstrap_many(values: Sequence[Sequence[float]], n_boot: int = 10_000,
+                          seed: int = 0) -> list[BootstrapResult]:
+    """:func:`paired_bootstrap` for many problems; problems of equal length share one draw."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    arrays = []
+    for i, v in enumerate(values):
+        v = np.asarray(v, dtype=np.float64)
+        if len(v) == 0:
+            raise ValueError(f"problem {i}: no values to bootstrap")
+        if not np.isfinite(v).all():
+            raise ValueError(f"problem {i}: {int((~np.isfinite(v)).sum())} non-finite value(s)")
+        arrays.append(v)
+    by_length: dict[int, list[int]] = {}
+    for i, v in enumerate(arrays):
+        by_length.setdefault(len(v), []).append(i)
+    results: list[BootstrapResult | None] = [None] * len(arrays)
+    for n, idx in by_length.items():
+        reps = _unit_means(np.column_stack([arrays[i] for i in idx]), n_boot, seed)
+        for j, i in enumerate(idx):
+            v = arrays[i]
+            results[i] = _summarize(float(v.mean()), reps[:, j], n, n, float(np.abs(v).max()))
+    return results  # type: ignore[return-value]
+
+
+def _unit_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """values: (n, P), one row per unit -> (B, P) replicate means; the draws of :func:`_replicate_means`."""
+    n = values.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_boot, values.shape[1]))
+    for b0 in range(0, n_boot, _BLOCK):
+        nb = min(_BLOCK, n_boot - b0)
+        draws = rng.integers(0, n, size=(nb, n))
+        draws += (np.arange(nb, dtype=draws.dtype) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=nb * n).reshape(nb, n).astype(np.float64)
+        out[b0:b0 + nb] = (counts @ values) / n
+    return out
 
 
 def replicate_means(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000,
