@@ -25,6 +25,7 @@ sort in that order, δ*_b = Σ_i c_bi · v_i / n; problems of equal length share
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -110,25 +111,31 @@ def paired_bootstrap_many(values: Sequence[Sequence[float]], n_boot: int = 10_00
         by_length.setdefault(len(v), []).append(i)
     results: list[BootstrapResult | None] = [None] * len(arrays)
     for n, idx in by_length.items():
-        reps = _unit_means(np.column_stack([arrays[i] for i in idx]), n_boot, seed)
-        for j, i in enumerate(idx):
-            v = arrays[i]
-            results[i] = _summarize(float(v.mean()), reps[:, j], n, n, float(np.abs(v).max()))
+        values_n = np.column_stack([arrays[i] for i in idx])
+        reps = np.empty((n_boot, len(idx)))
+        for b0, counts in _unit_counts(n, n_boot, seed):
+            reps[b0:b0 + len(counts)] = (counts.astype(np.float64) @ values_n) / n
+        for i, r in zip(idx, _summarize_columns(values_n.mean(axis=0), reps, n, np.abs(values_n).max(axis=0))):
+            results[i] = r
     return results  # type: ignore[return-value]
 
 
-def _unit_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """values: (n, P), one row per unit -> (B, P) replicate means; the draws of :func:`_replicate_means`."""
-    n = values.shape[0]
+@functools.lru_cache(maxsize=6)
+def _unit_counts(n: int, n_boot: int, seed: int) -> tuple[tuple[int, np.ndarray], ...]:
+    """The resampling counts of :func:`paired_bootstrap` as (first replicate, (rows, n) counts) blocks:
+    the draws of :func:`_replicate_means` for n units. Cached (read-only, uint16 where n allows): many
+    calls with the same (n, B, seed), such as a UDF called once per metric column, draw once."""
     rng = np.random.default_rng(seed)
-    out = np.empty((n_boot, values.shape[1]))
+    dtype = np.uint16 if n < 2 ** 16 else np.int64
+    blocks = []
     for b0 in range(0, n_boot, _BLOCK):
         nb = min(_BLOCK, n_boot - b0)
         draws = rng.integers(0, n, size=(nb, n))
         draws += (np.arange(nb, dtype=draws.dtype) * n)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=nb * n).reshape(nb, n).astype(np.float64)
-        out[b0:b0 + nb] = (counts @ values) / n
-    return out
+        counts = np.bincount(draws.ravel(), minlength=nb * n).reshape(nb, n).astype(dtype)
+        counts.setflags(write=False)
+        blocks.append((b0, counts))
+    return tuple(blocks)
 
 
 def replicate_means(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000,
@@ -153,6 +160,18 @@ def _replicate_means(stats: np.ndarray, n_c: int, n_boot: int, seed: int) -> np.
         acc = counts @ stats
         out[b0:b0 + nb] = acc[:, 0::2] / acc[:, 1::2]
     return out
+
+
+def _summarize_columns(estimates: np.ndarray, reps: np.ndarray, n: int, scales: np.ndarray) -> list[BootstrapResult]:
+    """:func:`_summarize` of every column of (B, P) replicate means at once (paired: n_c = n)."""
+    lo, hi = np.percentile(reps, [2.5, 97.5], axis=0)
+    zero = np.abs(reps) <= 1e-12 * scales[None, :]
+    below = ((reps < 0) | zero).mean(axis=0)
+    above = ((reps > 0) | zero).mean(axis=0)
+    p = np.minimum(1.0, 2.0 * np.minimum(below, above))
+    se = reps.std(axis=0, ddof=1) if len(reps) > 1 else np.full(reps.shape[1], np.nan)
+    return [BootstrapResult(float(e), float(a), float(b), float(q), float(d), n, n)
+            for e, a, b, q, d in zip(estimates, lo, hi, p, se)]
 
 
 def _summarize(estimate: float, reps: np.ndarray, n: int, n_c: int, scale: float) -> BootstrapResult:

@@ -48,7 +48,7 @@ def members_of(masks: np.ndarray, n_runs: int) -> np.ndarray:
 
 def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarray, cell_mask: np.ndarray,
                      masks: np.ndarray, rules: tuple[str, ...] = tuple(RULES), k: int = 10, rrf_k: int = 60,
-                     chunk_items: int = 40_000) -> dict[str, np.ndarray]:
+                     chunk_items: int = 4096) -> dict[str, np.ndarray]:
     """Metrics of every (group, rule, subset) with the subset inside the group's ``cell_mask``.
 
     Returns flat arrays ``group``, ``rule`` (index into ``rules``), ``mask`` and one per metric
@@ -99,8 +99,8 @@ def _chunks(offsets: np.ndarray, chunk_items: int) -> list[tuple[int, int]]:
 
 
 def _stack_from(runs: pa.Table, n_groups: int, n_runs: int) -> RunStack:
-    col = lambda name: runs.column(name).to_numpy(zero_copy_only=False)  # noqa: E731
-    return stack_runs(col("group_id"), col("doc_id"), col("bit"), col("rank"), col("score"), n_groups, n_runs)
+    col = lambda name: runs.column(name).to_numpy()  # noqa: E731
+    return stack_runs(col("group_id"), runs.column("doc_id"), col("bit"), col("rank"), col("score"), n_groups, n_runs)
 
 
 def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: int, k: int = 10,
@@ -135,8 +135,8 @@ def merge_table(runs: pa.Table, n_groups: int, base_bit: int, helper_bits: list[
     parts = []
     for j, h in enumerate(helper_bits):
         rows, rank = top_k(fused[:, j], stack.offsets, k)
-        parts.append((np.full(len(rows), h), group[rows], rank, stack.item_key[rows], fused[rows, j]))
+        parts.append((np.full(len(rows), h), group[rows], rank, rows, fused[rows, j]))
     cat = lambda i, dtype: np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)  # noqa: E731
     return pa.table({"group_id": pa.array(cat(1, np.int32)), "helper_bit": pa.array(cat(0, np.int16)),
-                     "rank": pa.array(cat(2, np.int32)), "doc_id": pa.array(cat(3, object), type=pa.string()),
+                     "rank": pa.array(cat(2, np.int32)), "doc_id": stack.keys.take(pa.array(cat(3, np.int64))),
                      "score": pa.array(cat(4, np.float64))})

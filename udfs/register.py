@@ -20,7 +20,7 @@ SQL name -> kernel
     mde(se)                                                        udfs.effects.mde (alpha .05, power .8)
     paired_bootstrap(values, n_boot, seed) -> STRUCT               udfs.bootstrap.paired_bootstrap_many
                                                                    (each value its own unit, in list order)
-    squad_em(answer, golds), squad_f1(answer, golds)               udfs.metrics.squad.squad_scores
+    squad_score(answer, golds) -> STRUCT(em, f1)                   udfs.metrics.squad.squad_scores (max over golds)
     squad_normalize(text)                                          udfs.metrics.squad.normalize_answer
 """
 from __future__ import annotations
@@ -151,10 +151,9 @@ def _strings(arr) -> list:
     return a.to_pylist()
 
 
-def _squad(index: int):
-    def fn(answer, golds):
-        return _out(squad_scores(_strings(answer), _strings(golds))[index])
-    return fn
+def _squad_score(answer, golds):
+    em, f1 = squad_scores(_strings(answer), _strings(golds))
+    return pa.StructArray.from_arrays([pa.array(em), pa.array(f1)], names=["em", "f1"])
 
 
 def _squad_normalize(text):
@@ -190,8 +189,7 @@ UDFS: dict[str, tuple[Callable, list, object]] = {
     "mde": (_mde, [DOUBLE], DOUBLE),
     # query-rewriting study (issue 12)
     "paired_bootstrap": (_paired_bootstrap, [_DOUBLES, BIGINT, BIGINT], _BOOTSTRAP),
-    "squad_em": (_squad(0), [VARCHAR, duckdb.list_type(VARCHAR)], DOUBLE),
-    "squad_f1": (_squad(1), [VARCHAR, duckdb.list_type(VARCHAR)], DOUBLE),
+    "squad_score": (_squad_score, [VARCHAR, duckdb.list_type(VARCHAR)], duckdb.struct_type({"em": DOUBLE, "f1": DOUBLE})),
     "squad_normalize": (_squad_normalize, [VARCHAR], VARCHAR),
 }
 

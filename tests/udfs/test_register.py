@@ -75,7 +75,7 @@ def test_rewriting_udfs_match_kernels(db):
     for i in (0, 1234, 2999):
         ref = paired_bootstrap(rows[i], 300, 5)
         assert got[i][3] == ref.p_value and got[i][:3] == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high), abs=1e-12)
-    answers = db.execute("""select squad_em(a, g), squad_f1(a, g), squad_normalize(a)
+    answers = db.execute("""select squad_score(a, g).em, squad_score(a, g).f1, squad_normalize(a)
                             from (values ('The Eiffel Tower!', ['eiffel tower in Paris', 'Eiffel tower']),
                                          ('1889', ['in 1887'])) t(a, g)""").fetchall()
     em, f1 = squad_scores(["The Eiffel Tower!", "1889"], [["eiffel tower in Paris", "Eiffel tower"], ["in 1887"]])

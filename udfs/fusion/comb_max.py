@@ -10,14 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from udfs.fusion.subsets import subset_reduce
+
 
 def comb_max(scores: np.ndarray, members: np.ndarray) -> np.ndarray:
     """(N, S) scores (NaN = not listed), (M, S) membership -> (N, M) fused scores (NaN = in no member)."""
-    s = np.asarray(scores, dtype=np.float64)
-    m = np.asarray(members, dtype=bool)
-    out = np.full((len(s), len(m)), np.nan)
-    for j, row in enumerate(m):
-        cols = np.flatnonzero(row)
-        if len(cols):
-            out[:, j] = np.fmax.reduce(s[:, cols], axis=1)
-    return out
+    return subset_reduce(scores, np.asarray(members, dtype=bool), "fmax").T

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from udfs.fusion.subsets import subset_reduce
+
 
 def comb_mnz(normalized: np.ndarray, members: np.ndarray) -> np.ndarray:
     """(N, S) normalized scores (NaN = not listed), (M, S) membership -> (N, M) (NaN = in no member)."""
     x = np.asarray(normalized, dtype=np.float64)
     listed = ~np.isnan(x)
-    m = np.asarray(members, dtype=np.float64).T
-    count = listed.astype(np.float64) @ m
-    fused = (np.where(listed, x, 0.0) @ m) * count
-    return np.where(count > 0, fused, np.nan)
+    m = np.asarray(members, dtype=bool)
+    count = subset_reduce(listed, m, "sum")
+    fused = subset_reduce(np.where(listed, x, 0.0), m, "sum") * count
+    fused[count == 0] = np.nan
+    return fused.T

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from udfs.fusion.subsets import subset_reduce
+
 K = 60
 
 
@@ -21,7 +23,8 @@ def rrf(ranks: np.ndarray, members: np.ndarray, k: int = K) -> np.ndarray:
     if k < 0:
         raise ValueError(f"rrf k must be >= 0, got {k}")
     listed = r > 0
-    contrib = np.where(listed, 1.0 / (k + np.where(listed, r, 1)), 0.0)
-    m = np.asarray(members, dtype=np.float64).T
-    fused = contrib @ m
-    return np.where(listed.astype(np.float64) @ m > 0, fused, np.nan)
+    m = np.asarray(members, dtype=bool)
+    fused = subset_reduce(np.where(listed, 1.0 / (k + np.where(listed, r, 1)), 0.0), m, "sum")
+    count = subset_reduce(listed, m, "sum")
+    fused[count == 0] = np.nan
+    return fused.T

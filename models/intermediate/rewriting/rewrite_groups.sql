@@ -4,7 +4,8 @@
 -- not an ensemble member there); the group is complete when it has a scored ranking of each of them.
 -- Ensembles, the oracle union and the router use complete groups only (the others are counted in
 -- rewrite_exclusions). group_id numbers the complete groups 0..G-1 in (cell, seed, query) order:
--- the ensemble kernel's row index.
+-- the ensemble kernel's row index; cell_key and query_key number the cells and (cell, query) pairs
+-- in sort order (integer keys for the large aggregations downstream).
 with solo as (
     select r.corpus, r.embedder, r.reranker, r.seed, r.query_id, r.n_relevant, s.bit
     from {{ ref('rewrite_rankings') }} as r
@@ -41,6 +42,8 @@ select
     group_mask::integer as group_mask,
     cell_mask::integer as cell_mask,
     complete::boolean as complete,
+    (dense_rank() over (order by corpus, embedder, reranker) - 1)::integer as cell_key,
+    (dense_rank() over (order by corpus, embedder, reranker, query_id) - 1)::integer as query_key,
     (case when complete then row_number() over (
         partition by complete order by corpus, embedder, reranker, seed, query_id) - 1 end)::integer as group_id
 from flagged

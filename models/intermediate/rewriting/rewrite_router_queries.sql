@@ -18,7 +18,7 @@ pairs as (
 ),
 
 merged as (
-    select p.corpus, p.embedder, p.reranker, p.helper, p.seed, p.query_id,
+    select p.corpus, p.embedder, p.reranker, p.helper, p.seed, p.query_id, p.query_key,
         e.hit as "HIT@10", e.recall as "R@10", e.ndcg as "nDCG@10", e.mrr as "MRR@10"
     from pairs as p
     inner join {{ ref('rewrite_ensemble_scores') }} as e
@@ -36,6 +36,7 @@ select
     m.helper::varchar as helper,
     m.seed::integer as seed,
     m.query_id::varchar as query_id,
+    m.query_key::integer as query_key,
     (md5_number(m.query_id) % {{ var('router_folds') }})::integer as fold,
     t.top1_score::double as top1_score,
     m.metric::varchar as metric,

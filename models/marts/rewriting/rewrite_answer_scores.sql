@@ -11,7 +11,7 @@ with gold as (
 
 scored as (
     select a.corpus, a.embedder, a.reranker, a.setting, a.helper, a.tau, a.seed, a.query_id,
-        squad_em(a.answer, g.golds) as em, squad_f1(a.answer, g.golds) as f1
+        squad_score(a.answer, g.golds) as s
     from {{ ref('stg_reader_answers') }} as a
     inner join gold as g on g.query_id = a.query_id
 )
@@ -28,8 +28,8 @@ select
     a.top_k::integer as top_k,
     a.answer::varchar as answer,
     (case when s.query_id is null then 'no_gold_answer' else 'scored' end)::varchar as status,
-    s.em::double as em,
-    s.f1::double as f1
+    s.s.em::double as em,
+    s.s.f1::double as f1
 from {{ ref('stg_reader_answers') }} as a
 left join scored as s
     on s.corpus = a.corpus and s.embedder = a.embedder and s.reranker = a.reranker and s.setting = a.setting

@@ -11,15 +11,19 @@
 --   p_holm     = Holm over the subsets of one cell x rule x metric (family_size = their number)
 --   is_best    = the cell's best real ensemble (>= 2 members) by var rewriting_primary_metric over all
 --                rules (ties: fewer members, rule name, mask); every metric row of it is flagged
-with scored as (
-    select g.corpus, g.embedder, g.reranker, g.seed, g.query_id, e.rule::varchar as rule, e.subset_mask,
-        e.hit, e.recall, e.ndcg, e.mrr
+with cells as (
+    select distinct cell_key, corpus, embedder, reranker from {{ ref('rewrite_groups') }}
+),
+
+scored as (
+    -- integer keys (cell_key, query_key) for the aggregations over every group x rule x subset
+    select g.cell_key, g.query_key, g.seed, e.rule, e.subset_mask, e.hit, e.recall, e.ndcg, e.mrr
     from {{ ref('rewrite_ensemble_scores') }} as e
     inner join {{ ref('rewrite_groups') }} as g on g.group_id = e.group_id
 ),
 
 seed_wide as (
-    select corpus, embedder, reranker, rule, subset_mask, seed,
+    select cell_key, rule, subset_mask, seed,
         avg(hit) as "HIT@10", avg(recall) as "R@10", avg(ndcg) as "nDCG@10", avg(mrr) as "MRR@10"
     from scored
     group by all
@@ -30,18 +34,14 @@ seed_means as (
 ),
 
 query_wide as (
-    select corpus, embedder, reranker, rule, subset_mask, query_id,
+    select cell_key, query_key, rule, subset_mask,
         avg(hit) as "HIT@10", avg(recall) as "R@10", avg(ndcg) as "nDCG@10", avg(mrr) as "MRR@10"
     from scored
     group by all
 ),
 
-query_means as (
-    select * from query_wide unpivot (value for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
-),
-
 solo as (
-    select m.corpus, m.embedder, m.reranker, m.strategy, s.bit, m.metric, m.seed, m.query_id, m.value
+    select g.cell_key, g.query_key, m.strategy, s.bit, m.metric, m.seed, m.value
     from {{ ref('rewrite_query_metrics') }} as m
     inner join {{ ref('rewrite_solo_strategies') }} as s on s.strategy = m.strategy
     inner join {{ ref('rewrite_groups') }} as g
@@ -50,34 +50,52 @@ solo as (
 ),
 
 best_solo as (
-    select corpus, embedder, reranker, metric, strategy, avg(seed_mean) as mean_value
-    from (select corpus, embedder, reranker, strategy, bit, metric, seed, avg(value) as seed_mean from solo group by all)
-    group by corpus, embedder, reranker, metric, strategy, bit
-    qualify row_number() over (partition by corpus, embedder, reranker, metric order by avg(seed_mean) desc, bit) = 1
+    select cell_key, metric, strategy, avg(seed_mean) as mean_value
+    from (select cell_key, strategy, bit, metric, seed, avg(value) as seed_mean from solo group by all)
+    group by cell_key, metric, strategy, bit
+    qualify row_number() over (partition by cell_key, metric order by avg(seed_mean) desc, bit) = 1
 ),
 
 best_query as (
-    select s.corpus, s.embedder, s.reranker, s.metric, s.query_id, avg(s.value) as value
+    -- per query the best solo strategy's seed mean, one column per metric (its best strategy may differ)
+    select s.cell_key, s.query_key,
+        {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
+        avg(s.value) filter (where s.metric = '{{ m }}') as "{{ m }}"{{ "," if not loop.last }}
+        {%- endfor %}
     from solo as s
-    inner join best_solo as b
-        on b.corpus = s.corpus and b.embedder = s.embedder and b.reranker = s.reranker
-        and b.metric = s.metric and b.strategy = s.strategy
+    inner join best_solo as b on b.cell_key = s.cell_key and b.metric = s.metric and b.strategy = s.strategy
     group by all
+),
+
+deltas as (
+    -- one list of per-query deltas (query_key order = query_id order within a cell) per group,
+    -- all four metrics in one struct so the list is sorted once
+    select q.cell_key, q.rule, q.subset_mask,
+        list({
+            {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
+            'm{{ loop.index }}': q."{{ m }}" - b."{{ m }}"{{ "," if not loop.last }}
+            {%- endfor %}
+        } order by q.query_key) as d
+    from query_wide as q
+    inner join best_query as b on b.cell_key = q.cell_key and b.query_key = q.query_key
+    group by all
+),
+
+boot_wide as (
+    select cell_key, rule, subset_mask,
+        {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
+        paired_bootstrap(list_transform(d, lambda x: x.m{{ loop.index }}), {{ var('rewriting_bootstrap_b') }},
+                         {{ var('rewriting_bootstrap_seed') }}) as "{{ m }}"{{ "," if not loop.last }}
+        {%- endfor %}
+    from deltas
 ),
 
 boot as (
-    select q.corpus, q.embedder, q.reranker, q.rule, q.subset_mask, q.metric,
-        paired_bootstrap(list(q.value - b.value order by q.query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
-    from query_means as q
-    inner join best_query as b
-        on b.corpus = q.corpus and b.embedder = q.embedder and b.reranker = q.reranker
-        and b.metric = q.metric and b.query_id = q.query_id
-    group by all
+    select * from boot_wide unpivot (b for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
 ),
 
 family as (
-    select corpus, embedder, reranker, rule, metric,
+    select cell_key, rule, metric,
         list(subset_mask order by subset_mask) as masks,
         count(*) as family_size,
         holm_adjust(list(b.p_value order by subset_mask)) as adjusted
@@ -86,30 +104,30 @@ family as (
 ),
 
 holm as (
-    select corpus, embedder, reranker, rule, metric, family_size, unnest(masks) as subset_mask, unnest(adjusted) as p_holm
+    select cell_key, rule, metric, family_size, unnest(masks) as subset_mask, unnest(adjusted) as p_holm
     from family
 ),
 
 summary as (
-    select corpus, embedder, reranker, rule, subset_mask, metric,
+    select cell_key, rule, subset_mask, metric,
         avg(seed_mean) as mean_value, stddev_samp(seed_mean) as sd_seeds, count(*) as n_seeds
     from seed_means
     group by all
 ),
 
 best_ensemble as (
-    select su.corpus, su.embedder, su.reranker, su.rule, su.subset_mask
+    select su.cell_key, su.rule, su.subset_mask
     from summary as su
     inner join {{ ref('rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
     where su.metric = '{{ var("rewriting_primary_metric") }}' and ss.n_members >= 2
-    qualify row_number() over (partition by su.corpus, su.embedder, su.reranker
+    qualify row_number() over (partition by su.cell_key
                                order by su.mean_value desc, ss.n_members, su.rule, su.subset_mask) = 1
 )
 
 select
-    su.corpus::varchar as corpus,
-    su.embedder::varchar as embedder,
-    su.reranker::varchar as reranker,
+    c.corpus::varchar as corpus,
+    c.embedder::varchar as embedder,
+    c.reranker::varchar as reranker,
     su.rule::varchar as rule,
     su.subset_mask::integer as subset_mask,
     ss.label::varchar as subset,
@@ -129,15 +147,12 @@ select
     h.family_size::bigint as family_size,
     (be.rule is not null)::boolean as is_best
 from summary as su
+inner join cells as c on c.cell_key = su.cell_key
 inner join {{ ref('rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
-inner join best_solo as bs
-    on bs.corpus = su.corpus and bs.embedder = su.embedder and bs.reranker = su.reranker and bs.metric = su.metric
+inner join best_solo as bs on bs.cell_key = su.cell_key and bs.metric = su.metric
 inner join boot as bo
-    on bo.corpus = su.corpus and bo.embedder = su.embedder and bo.reranker = su.reranker
-    and bo.rule = su.rule and bo.subset_mask = su.subset_mask and bo.metric = su.metric
+    on bo.cell_key = su.cell_key and bo.rule = su.rule and bo.subset_mask = su.subset_mask and bo.metric = su.metric
 inner join holm as h
-    on h.corpus = su.corpus and h.embedder = su.embedder and h.reranker = su.reranker
-    and h.rule = su.rule and h.subset_mask = su.subset_mask and h.metric = su.metric
+    on h.cell_key = su.cell_key and h.rule = su.rule and h.subset_mask = su.subset_mask and h.metric = su.metric
 left join best_ensemble as be
-    on be.corpus = su.corpus and be.embedder = su.embedder and be.reranker = su.reranker
-    and be.rule = su.rule and be.subset_mask = su.subset_mask
+    on be.cell_key = su.cell_key and be.rule = su.rule and be.subset_mask = su.subset_mask

@@ -1,11 +1,11 @@
 {{ config(tags=['rewriting']) }}
--- Point 3, complementarity: pairwise Jaccard@10 of the strategies' top-10 document sets,
+-- Point 3, complementarity: pairwise Jaccard@10 of the solo strategies' top-10 document sets,
 -- J(A, B) = |A ∩ B| / |A ∪ B|, averaged over the (query, seed) pairs where both have a scored ranking
 -- (same seed), per cell. Both orders of a pair are rows (a symmetric matrix; the diagonal is 1 and not stored).
 with r as (
     select corpus, embedder, reranker, strategy, seed, query_id, top10
     from {{ ref('rewrite_rankings') }}
-    where status = 'scored'
+    where status = 'scored' and kind = 'solo'
 ),
 
 pairs as (

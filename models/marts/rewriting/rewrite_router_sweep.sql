@@ -5,7 +5,8 @@
 --   pct_expanded   = mean over seeds of the share of queries expanded
 --   router_value, baseline_value, merge_value = 3-seed means (means over seeds of the seed's query mean)
 --   delta_vs_baseline, delta_vs_merge (+ ci, p): mean over queries of router - baseline and router -
---                    always-merge, each a mean over seeds; paired bootstrap over queries (the study's B, seed)
+--                    always-merge, each a mean over seeds; paired bootstrap over queries (the study's B, seed;
+--                    queries in query_key = query_id order)
 --   n_wins / n_ties / n_losses: among expanded (query, seed) pairs, merge_value > / = / < baseline_value
 --   llm_calls, prompt_tokens, completion_tokens: summed over the expanded (query, seed) pairs only (an
 --                    unexpanded query never calls the helper); *_per_query = that sum / (query, seed) pairs;
@@ -50,7 +51,7 @@ counts as (
 ),
 
 per_query as (
-    select corpus, embedder, reranker, helper, tau, metric, query_id,
+    select corpus, embedder, reranker, helper, tau, metric, query_key,
         avg(router_value) - avg(baseline_value) as d_baseline,
         avg(router_value) - avg(merge_value) as d_merge
     from q
@@ -59,9 +60,9 @@ per_query as (
 
 boot as (
     select corpus, embedder, reranker, helper, tau, metric,
-        paired_bootstrap(list(d_baseline order by query_id), {{ var('rewriting_bootstrap_b') }},
+        paired_bootstrap(list(d_baseline order by query_key), {{ var('rewriting_bootstrap_b') }},
                          {{ var('rewriting_bootstrap_seed') }}) as vb,
-        paired_bootstrap(list(d_merge order by query_id), {{ var('rewriting_bootstrap_b') }},
+        paired_bootstrap(list(d_merge order by query_key), {{ var('rewriting_bootstrap_b') }},
                          {{ var('rewriting_bootstrap_seed') }}) as vm
     from per_query
     group by all
