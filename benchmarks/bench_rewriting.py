@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_rewriting import Scale, load_synthetic  # noqa: E402
+from synthetic_rewriting import Scale, load_synthetic
 
-from warehouse.db import connect  # noqa: E402
-from warehouse.paths import PROJECT_ROOT  # noqa: E402
+from warehouse.db import connect
+from warehouse.paths import PROJECT_ROOT
 
 THREADS = {v: "2" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
 

@@ -47,8 +47,10 @@ class Scale:
     reader_tau: float = 0.65
 
 
-def load_synthetic(con: duckdb.DuckDBPyConnection, scale: Scale = Scale(), seed: int = 11) -> dict[str, int]:
-    """Write the synthetic tables into ``con`` (one transaction); returns row counts."""
+def load_synthetic(con: duckdb.DuckDBPyConnection, scale: Scale = Scale(), seed: int = 11,
+                   replace: bool = True) -> dict[str, int]:
+    """Write the synthetic tables into ``con`` (one transaction; ``replace=False`` appends, e.g. a
+    second stack with other corpus names); returns row counts."""
     rng = np.random.default_rng(seed)
     parts: dict[str, list[pa.Table]] = {}
     for corpus, n_q in scale.corpora:
@@ -57,7 +59,7 @@ def load_synthetic(con: duckdb.DuckDBPyConnection, scale: Scale = Scale(), seed:
     tables = {name: pa.concat_tables(ts) for name, ts in parts.items()}
     with transaction(con):
         for name, table in tables.items():
-            replace_where(con, name, "true", [], table)
+            replace_where(con, name, "true" if replace else "false", [], table)
     return {name: t.num_rows for name, t in tables.items()}
 
 
@@ -81,7 +83,7 @@ def _corpus(rng: np.random.Generator, scale: Scale, corpus: str, n_q: int) -> di
     qr_q, qr_j = np.nonzero(relevant)
     qrels = pa.table({"query_id": q_ids[qr_q], "doc_id": doc_ids[cand[qr_q, qr_j]], "relevance": np.ones(len(qr_q), np.int32)})
     runs, rewrites, calls, lists = [], [], [], {}
-    for s_i, strategy in enumerate(scale.strategies):
+    for strategy in scale.strategies:
         quality, n_var, p_tok, c_tok = STRATEGIES[strategy]
         aptitude = rng.normal(0, 1, n_q)
         fixed_noise = rng.normal(0, 1, (n_q, scale.pool))
@@ -108,7 +110,7 @@ def _corpus(rng: np.random.Generator, scale: Scale, corpus: str, n_q: int) -> di
            "rewrites": pa.concat_tables(rewrites)}
     if calls:
         out["llm_calls"] = pa.concat_tables(calls)
-    if scale.reader_helper:
+    if scale.reader_helper and scale.reader_helper in scale.strategies and "S1" in scale.strategies:
         out["query_answers"], out["reader_answers"] = _answers(rng, scale, corpus, q_ids, cand, relevant, lists)
     return out
 
@@ -156,7 +158,7 @@ def _answers(rng, scale: Scale, corpus: str, q_ids, cand, relevant, lists) -> tu
     rows = []
     for seed in SEEDS:
         s1_top, s1_score = lists[("S1", seed)]
-        h_top, h_score = lists[(scale.reader_helper, seed)]
+        h_top, _ = lists[(scale.reader_helper, seed)]
         hit_s1 = np.take_along_axis(relevant, s1_top[:, :5], axis=1).any(axis=1)
         hit_h = np.take_along_axis(relevant, h_top[:, :5], axis=1).any(axis=1)
         expanded = s1_score[:, 0] < scale.reader_tau

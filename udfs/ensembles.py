@@ -14,7 +14,7 @@ the largest group in the chunk).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -99,7 +99,7 @@ def _chunks(offsets: np.ndarray, chunk_items: int) -> list[tuple[int, int]]:
 
 
 def _stack_from(runs: pa.Table, n_groups: int, n_runs: int) -> RunStack:
-    col = lambda name: runs.column(name).to_numpy()  # noqa: E731
+    col = lambda name: runs.column(name).to_numpy()
     return stack_runs(col("group_id"), runs.column("doc_id"), col("bit"), col("rank"), col("score"), n_groups, n_runs)
 
 
@@ -136,7 +136,7 @@ def merge_table(runs: pa.Table, n_groups: int, base_bit: int, helper_bits: list[
     for j, h in enumerate(helper_bits):
         rows, rank = top_k(fused[:, j], stack.offsets, k)
         parts.append((np.full(len(rows), h), group[rows], rank, rows, fused[rows, j]))
-    cat = lambda i, dtype: np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)  # noqa: E731
+    cat = lambda i, dtype: np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)
     return pa.table({"group_id": pa.array(cat(1, np.int32)), "helper_bit": pa.array(cat(0, np.int16)),
                      "rank": pa.array(cat(2, np.int32)), "doc_id": stack.keys.take(pa.array(cat(3, np.int64))),
                      "score": pa.array(cat(4, np.float64))})

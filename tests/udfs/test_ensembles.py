@@ -8,15 +8,14 @@ import pyarrow as pa
 import pytest
 from ranx import Qrels, Run, evaluate
 
-from udfs.ensembles import METRIC_COLUMNS, RULES, ensemble_metrics, ensemble_table, merge_table
+from tests.udfs.fusion.runs import random_runs, ranx_fused
+from udfs.ensembles import METRIC_COLUMNS, RULES, ensemble_metrics, ensemble_table, members_of, merge_table
 from udfs.fusion.comb_max import comb_max
 from udfs.fusion.comb_mnz import comb_mnz
 from udfs.fusion.comb_sum import comb_sum
 from udfs.fusion.min_max import min_max_norm
 from udfs.fusion.rrf import rrf
-from udfs.ensembles import members_of
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
-from tests.udfs.fusion.runs import random_runs, ranx_fused
 
 RANX = {"max": ("max", None), "rrf": ("rrf", "min-max"), "combsum": ("sum", "min-max"), "combmnz": ("mnz", "min-max")}
 RANX_METRICS = {"hit": "hit_rate@10", "recall": "recall@10", "ndcg": "ndcg@10", "mrr": "mrr@10"}
@@ -70,7 +69,7 @@ def test_equals_ranx_fuse_then_evaluate_where_untied(case, rule):
     rr, got, masks = case
     method, norm = RANX[rule]
     compared = 0
-    for m in (int(x) for x in masks if bin(x).count("1") >= 2):
+    for m in (int(x) for x in masks if int(x).bit_count() >= 2):
         fused = ranx_fused(rr, [s for s in range(4) if m >> s & 1], method, norm)
         untied = [q for q in rr.queries if _order_free(fused[q], rr.qrels[q])]
         if not untied:

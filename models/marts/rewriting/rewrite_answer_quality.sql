@@ -5,17 +5,19 @@
 -- contrast). Arms: setting 'S1' (the baseline's list), 'always-merge' (same helper), 'router' (same
 -- helper and tau). A contrast pairs the (query, seed) answers both arms have.
 --   split        all | triggered | untriggered: the router's expansion (baseline top-1 score < tau) of
---                the (query, seed); router keys only for the last two
---   mean_*       3-seed means over the paired answers; delta = mean over queries of (treatment - control),
---                each a mean over seeds; ci / p: paired bootstrap over queries (the study's B and seed)
+--                the (query, seed); router keys only for the last two (a pair without a baseline
+--                ranking to gate on is in 'all' only)
+--   mean_*       3-seed means over the paired answers; delta = mean over queries of the query's mean
+--                over its paired seeds of (treatment - control); ci / p: paired bootstrap over queries (the study's B and seed)
 with s as (
     select * from {{ ref('rewrite_answer_scores') }} where status = 'scored'
 ),
 
 gate as (
+    -- the router's gate needs only the baseline's top-1 score (not qrels: answers are judged by gold answers)
     select corpus, embedder, reranker, seed, query_id, top1_score
     from {{ ref('rewrite_rankings') }}
-    where strategy = '{{ var("rewriting_baseline") }}' and status = 'scored'
+    where strategy = '{{ var("rewriting_baseline") }}' and not isnan(top1_score)
 ),
 
 keys as (
@@ -94,7 +96,7 @@ boot as (
                          {{ var('rewriting_bootstrap_seed') }}) as b
     from (
         select corpus, embedder, reranker, helper, tau, contrast, metric, split, query_id,
-            avg(t_value) - avg(c_value) as d
+            avg(t_value - c_value) as d
         from split
         group by all
     )

@@ -4,8 +4,8 @@
 -- S1-pool100, a 5x rerank pool; S1-ann4, four seeded ANN indexes unioned), against the baseline and
 -- the cell's best ensemble (rewrite_ensembles.is_best):
 --   gain_ensemble  = best ensemble mean - baseline mean (3-seed means over the complete groups)
---   gain_control   = mean over paired queries of (control - baseline), seed means; ci / p by the paired
---                    bootstrap over queries (the study's B and seed)
+--   gain_control   = mean over paired queries of (control - baseline) (rewrite_baseline_deltas); ci / p by
+--                    the paired bootstrap over queries (the study's B and seed)
 --   share_captured = gain_control / gain_ensemble
 -- The control runs come from another stage: a cell without them gets a row per control and metric
 -- with status 'not_run' and the reason, never an empty mart. status: ok | not_run | no_ensemble
@@ -46,14 +46,11 @@ control_means as (
 ),
 
 control_boot as (
-    select t.corpus, t.embedder, t.reranker, t.strategy, t.metric,
-        paired_bootstrap(list(t.value - b.value order by t.query_id), {{ var('rewriting_bootstrap_b') }},
+    select corpus, embedder, reranker, strategy, metric,
+        paired_bootstrap(list(delta order by query_id), {{ var('rewriting_bootstrap_b') }},
                          {{ var('rewriting_bootstrap_seed') }}) as b
-    from {{ ref('rewrite_query_means') }} as t
-    inner join {{ ref('rewrite_query_means') }} as b
-        on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = t.corpus and b.embedder = t.embedder
-        and b.reranker = t.reranker and b.metric = t.metric and b.query_id = t.query_id
-    where t.kind = 'control'
+    from {{ ref('rewrite_baseline_deltas') }}
+    where kind = 'control'
     group by all
 ),
 

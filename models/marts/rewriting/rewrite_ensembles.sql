@@ -6,8 +6,8 @@
 --   mean_value = mean over seeds of the seed's mean over queries; sd_seeds its sample sd over seeds
 --   best_solo  = the solo strategy with the highest 3-seed mean of the metric over the same groups
 --                (ties: lower bit, the baseline first)
---   delta      = mean over queries of (ensemble - best solo), each a mean over seeds; ci / p from the
---                paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, the study's B and seed)
+--   delta      = mean over queries of the query's mean over seeds of (ensemble - best solo); ci / p from
+--                the paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, the study's B and seed)
 --   p_holm     = Holm over the subsets of one cell x rule x metric (family_size = their number)
 --   is_best    = the cell's best real ensemble (>= 2 members) by var rewriting_primary_metric over all
 --                rules (ties: fewer members, rule name, mask); every metric row of it is flagged
@@ -33,13 +33,6 @@ seed_means as (
     select * from seed_wide unpivot (seed_mean for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
 ),
 
-query_wide as (
-    select cell_key, query_key, rule, subset_mask,
-        avg(hit) as "HIT@10", avg(recall) as "R@10", avg(ndcg) as "nDCG@10", avg(mrr) as "MRR@10"
-    from scored
-    group by all
-),
-
 solo as (
     select g.cell_key, g.query_key, m.strategy, s.bit, m.metric, m.seed, m.value
     from {{ ref('rewrite_query_metrics') }} as m
@@ -56,28 +49,32 @@ best_solo as (
     qualify row_number() over (partition by cell_key, metric order by avg(seed_mean) desc, bit) = 1
 ),
 
-best_query as (
-    -- per query the best solo strategy's seed mean, one column per metric (its best strategy may differ)
-    select s.cell_key, s.query_key,
+best_seed as (
+    -- per group the best solo strategy's value, one column per metric (each metric's best may differ)
+    select s.cell_key, s.query_key, s.seed,
         {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
-        avg(s.value) filter (where s.metric = '{{ m }}') as "{{ m }}"{{ "," if not loop.last }}
+        any_value(s.value) filter (where s.metric = '{{ m }}') as "{{ m }}"{{ "," if not loop.last }}
         {%- endfor %}
     from solo as s
     inner join best_solo as b on b.cell_key = s.cell_key and b.metric = s.metric and b.strategy = s.strategy
     group by all
 ),
 
+query_deltas as (
+    -- the study's pairing rule: per (query, seed) ensemble - best solo, then the mean over seeds
+    select e.cell_key, e.query_key, e.rule, e.subset_mask,
+        avg(e.hit - b."HIT@10") as d1, avg(e.recall - b."R@10") as d2,
+        avg(e.ndcg - b."nDCG@10") as d3, avg(e.mrr - b."MRR@10") as d4
+    from scored as e
+    inner join best_seed as b on b.cell_key = e.cell_key and b.query_key = e.query_key and b.seed = e.seed
+    group by all
+),
+
 deltas as (
-    -- one list of per-query deltas (query_key order = query_id order within a cell) per group,
-    -- all four metrics in one struct so the list is sorted once
-    select q.cell_key, q.rule, q.subset_mask,
-        list({
-            {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
-            'm{{ loop.index }}': q."{{ m }}" - b."{{ m }}"{{ "," if not loop.last }}
-            {%- endfor %}
-        } order by q.query_key) as d
-    from query_wide as q
-    inner join best_query as b on b.cell_key = q.cell_key and b.query_key = q.query_key
+    -- one list per group (query_key order = query_id order within a cell), the four metrics in one
+    -- struct so the list is sorted once
+    select cell_key, rule, subset_mask, list({'m1': d1, 'm2': d2, 'm3': d3, 'm4': d4} order by query_key) as d
+    from query_deltas
     group by all
 ),
 

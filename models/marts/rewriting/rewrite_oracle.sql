@@ -5,8 +5,8 @@
 --   oracle_hit  = mean over seeds of the share of queries where max_{s in subset} HIT@10_s = 1
 --   best_member = the member with the highest 3-seed mean HIT@10 over the same groups (ties: lower bit,
 --                 the baseline first); best_member_hit its mean
---   delta       = oracle_hit - best_member_hit with the paired bootstrap over queries of the per-query
---                 differences of seed means (udfs/bootstrap.py::paired_bootstrap, B and seed the study's vars)
+--   delta       = mean over queries of the query's mean over seeds of (oracle - best member), with the
+--                 paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, B and seed the study's vars)
 with hits as (
     select m.corpus, m.embedder, m.reranker, m.seed, m.query_id, s.bit, m.value as hit, g.cell_mask
     from {{ ref('rewrite_query_metrics') }} as m
@@ -63,7 +63,7 @@ seed_means as (
 ),
 
 query_deltas as (
-    select corpus, embedder, reranker, subset_mask, query_id, avg(oracle) - avg(best_member) as delta
+    select corpus, embedder, reranker, subset_mask, query_id, avg(oracle - best_member) as delta
     from per_group
     group by all
 ),

@@ -4,8 +4,8 @@
 -- (baseline ∪ helper by max score, top 10), otherwise the baseline's list.
 --   pct_expanded   = mean over seeds of the share of queries expanded
 --   router_value, baseline_value, merge_value = 3-seed means (means over seeds of the seed's query mean)
---   delta_vs_baseline, delta_vs_merge (+ ci, p): mean over queries of router - baseline and router -
---                    always-merge, each a mean over seeds; paired bootstrap over queries (the study's B, seed;
+--   delta_vs_baseline, delta_vs_merge (+ ci, p): mean over queries of the query's mean over seeds of
+--                    router - baseline and router - always-merge; paired bootstrap over queries (the study's B, seed;
 --                    queries in query_key = query_id order)
 --   n_wins / n_ties / n_losses: among expanded (query, seed) pairs, merge_value > / = / < baseline_value
 --   llm_calls, prompt_tokens, completion_tokens: summed over the expanded (query, seed) pairs only (an
@@ -52,8 +52,8 @@ counts as (
 
 per_query as (
     select corpus, embedder, reranker, helper, tau, metric, query_key,
-        avg(router_value) - avg(baseline_value) as d_baseline,
-        avg(router_value) - avg(merge_value) as d_merge
+        avg(router_value - baseline_value) as d_baseline,
+        avg(router_value - merge_value) as d_merge
     from q
     group by all
 ),

@@ -3,8 +3,8 @@
 -- bootstrap against the baseline (var rewriting_baseline).
 --   mean_value  = mean over seeds of the seed's mean over its scored queries
 --   sd_seeds    = sample sd (ddof 1) of those seed means (NULL with one seed)
---   delta       = mean over the paired queries of d_q = v̄_q(strategy) - v̄_q(baseline), v̄_q = the
---                 query's metric averaged over its seeds (rewrite_query_means); paired = scored under both
+--   delta       = mean over the paired queries of d_q, the query's mean over the seeds both have of
+--                 (strategy - baseline) (rewrite_baseline_deltas: the pairing rule of the whole study)
 --   ci_low/high, p_value: paired bootstrap of mean(d_q) resampling queries (udfs/bootstrap.py::
 --                 paired_bootstrap, B = var rewriting_bootstrap_b, seed var rewriting_bootstrap_seed,
 --                 queries in query_id order; two-sided p)
@@ -29,14 +29,9 @@ summary as (
 ),
 
 pairs as (
-    select
-        t.corpus, t.embedder, t.reranker, t.strategy, t.metric,
-        list(t.value - b.value order by t.query_id) as deltas
-    from {{ ref('rewrite_query_means') }} as t
-    inner join {{ ref('rewrite_query_means') }} as b
-        on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = t.corpus and b.embedder = t.embedder
-        and b.reranker = t.reranker and b.metric = t.metric and b.query_id = t.query_id
-    where t.kind = 'solo' and t.strategy <> '{{ var("rewriting_baseline") }}'
+    select corpus, embedder, reranker, strategy, metric, list(delta order by query_id) as deltas
+    from {{ ref('rewrite_baseline_deltas') }}
+    where kind = 'solo'
     group by all
 ),
 

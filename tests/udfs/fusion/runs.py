@@ -21,7 +21,7 @@ def random_runs(seed: int, n_queries: int = 40, n_runs: int = 4, n_docs: int = 4
     """Every run lists 1..max_len distinct documents per query with distinct decreasing scores in
     (0, 1); rank = position by score. Qrels: 1-3 relevant documents per query."""
     rng = np.random.default_rng(seed)
-    rows, runs, qrels = [], [dict() for _ in range(n_runs)], {}
+    rows, runs, qrels = [], [{} for _ in range(n_runs)], {}
     queries = [f"q{q:03d}" for q in range(n_queries)]
     for q, qid in enumerate(queries):
         qrels[qid] = {f"d{d:02d}": 1 for d in rng.choice(n_docs, int(rng.integers(1, 4)), replace=False)}
@@ -59,4 +59,4 @@ def assert_equals_ranx(rr: RandomRuns, fused: np.ndarray, masks: list[int], meth
 
 def pair_masks(n_runs: int) -> list[int]:
     """Every subset of >= 2 runs (ranx fuse needs two)."""
-    return [m for m in range(1, 1 << n_runs) if bin(m).count("1") >= 2]
+    return [m for m in range(1, 1 << n_runs) if m.bit_count() >= 2]

@@ -1,8 +1,8 @@
 import numpy as np
 
+from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 from udfs.ensembles import members_of
 from udfs.fusion.comb_max import comb_max
-from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 
 NAN = np.nan
 

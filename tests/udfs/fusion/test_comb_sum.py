@@ -1,9 +1,9 @@
 import numpy as np
 
+from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 from udfs.ensembles import members_of
 from udfs.fusion.comb_sum import comb_sum
 from udfs.fusion.min_max import min_max_norm
-from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 
 NAN = np.nan
 

@@ -2,8 +2,8 @@ import numpy as np
 from ranx import Run
 from ranx.normalization import min_max_norm as ranx_min_max
 
-from udfs.fusion.min_max import min_max_norm
 from tests.udfs.fusion.runs import random_runs
+from udfs.fusion.min_max import min_max_norm
 
 NAN = np.nan
 

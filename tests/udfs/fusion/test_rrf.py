@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
+from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 from udfs.ensembles import members_of
 from udfs.fusion.rrf import rrf
-from tests.udfs.fusion.runs import assert_equals_ranx, pair_masks, random_runs
 
 
 def test_hand_case_k60():
