@@ -9,8 +9,10 @@ nDCG@k and MRR@k (:mod:`udfs.metrics.relevant_ranks`). Groups are processed in c
 ``chunk_items`` documents, so memory is O(chunk · M) whatever the number of groups. A group only gets
 rows for the subsets inside its ``cell_mask`` (the strategies its cell has runs for).
 
-Cost per rule: O(N · S · M) to fuse plus O(T · D · M) to rank (T relevant documents, D documents of
-the largest group in the chunk).
+Cost per rule: O(N · M) to fuse (each subset extends a smaller one by one run: udfs/fusion/subsets.py)
+plus O(T · D · M) to rank (T relevant documents, D documents of the largest group in the chunk); N
+documents over all groups. At the paper's scale (22,416 groups, 1.9M documents, 63 subsets, 4 rules)
+about 4 CPU-seconds.
 """
 from __future__ import annotations
 
@@ -106,7 +108,7 @@ def _stack_from(runs: pa.Table, n_groups: int, n_runs: int) -> RunStack:
 def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: int, k: int = 10,
                    rrf_k: int = 60) -> pa.Table:
     """The dbt model's table: ``runs`` (group_id, doc_id, bit, rank, score, relevant) sorted by
-    (group_id, doc_id); ``groups`` (group_id = 0..G-1 in order, n_relevant, cell_mask) ->
+    (group_id, doc_id, bit); ``groups`` (group_id = 0..G-1 in order, n_relevant, cell_mask) ->
     (group_id, rule, subset_mask, hit, recall, ndcg, mrr)."""
     n_groups = groups.num_rows
     if n_groups and not np.array_equal(groups.column("group_id").to_numpy(), np.arange(n_groups)):
