@@ -12,4 +12,8 @@ the exact ranx call. Rankings of fused scores: :mod:`udfs.fusion.ranking`.
     comb_sum   ranx fuse(norm="min-max", method="sum")    CombSUM of min-max normalized scores
     comb_mnz   ranx fuse(norm="min-max", method="mnz")    CombMNZ of min-max normalized scores
     min_max    ranx min-max normalization (used by comb_sum and comb_mnz)
+
+Shared machinery: :mod:`udfs.fusion.stack` (long rows -> the dense stack), :mod:`udfs.fusion.subsets`
+(every subset's sum / max from a smaller subset's), :mod:`udfs.fusion.ranking` (ranks and top k of fused
+scores, ties by doc_id).
 """
