@@ -9,7 +9,8 @@
 --   share_captured = gain_control / gain_ensemble
 -- The control runs come from another stage: a cell without them gets a row per control and metric
 -- with status 'not_run' and the reason, never an empty mart. status: ok | not_run | no_ensemble
--- (no complete group, so no ensemble) | no_ensemble_gain (gain_ensemble <= 0: no share to capture).
+-- (no ensemble of two or more solo strategies over complete groups) | no_ensemble_gain
+-- (gain_ensemble <= 0: no share to capture).
 with controls as (
     select strategy as control from {{ ref('rewrite_strategies') }} where kind = 'control'
 ),
@@ -100,7 +101,8 @@ select
     (case
         when control_value is null then 'rewrite_runs has no scored ranking of strategy ' || control
             || ' in this cell: the budget-control runs (' || control || ') have not been produced yet'
-        when ensemble_value is null then 'no complete group of the solo strategies in this cell, so no ensemble'
+        when ensemble_value is null then 'no ensemble of two or more solo strategies in this cell (fewer than two '
+            || 'solo strategies have scored rankings, or no (query, seed) has all of them)'
         when gain_ensemble <= 0 then 'the best ensemble does not beat the baseline, so there is no gain to share'
     end)::varchar as reason,
     n_seeds::integer as n_seeds,
