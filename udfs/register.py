@@ -18,6 +18,10 @@ SQL name -> kernel
     holm_adjust(p_values) -> DOUBLE[]                              udfs.multiple.holm_families
     cohens_dz(deltas)                                              udfs.effects.cohens_dz_rows
     mde(se)                                                        udfs.effects.mde (alpha .05, power .8)
+    paired_bootstrap(values, n_boot, seed) -> STRUCT               udfs.bootstrap.paired_bootstrap_many
+                                                                   (each value its own unit, in list order)
+    squad_score(answer, golds) -> STRUCT(em, f1)                   udfs.metrics.squad.squad_scores (max over golds)
+    squad_normalize(text)                                          udfs.metrics.squad.normalize_answer
 """
 from __future__ import annotations
 
@@ -28,12 +32,13 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
-from udfs.bootstrap import cluster_bootstrap_many
+from udfs.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
 from udfs.effects import cohens_dz_rows, mde
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from udfs.metrics.span_recall import span_recall
+from udfs.metrics.squad import normalize_answer, squad_scores
 from udfs.metrics.token_budget import token_budget_coverage
 from udfs.multiple import holm_families
 from udfs.ragged import as_ragged
@@ -129,6 +134,33 @@ def _bootstrap(values, clusters, n_boot, seed):
                                       names=[f for f, _ in _BOOTSTRAP_FIELDS])
 
 
+def _bootstrap_struct(res) -> pa.StructArray:
+    return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _BOOTSTRAP_FIELDS],
+                                      names=[f for f, _ in _BOOTSTRAP_FIELDS])
+
+
+def _paired_bootstrap(values, n_boot, seed):
+    if not len(n_boot):
+        return pa.array([], type=pa.struct(list(_BOOTSTRAP_FIELDS)))
+    v = as_ragged(values, np.float64, "values")
+    rows = [v.values[v.offsets[i]:v.offsets[i + 1]] for i in range(v.n_rows)]
+    return _bootstrap_struct(paired_bootstrap_many(rows, _const(n_boot, "n_boot"), _const(seed, "seed")))
+
+
+def _strings(arr) -> list:
+    a = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    return a.to_pylist()
+
+
+def _squad_score(answer, golds):
+    em, f1 = squad_scores(_strings(answer), _strings(golds))
+    return pa.StructArray.from_arrays([pa.array(em), pa.array(f1)], names=["em", "f1"])
+
+
+def _squad_normalize(text):
+    return pa.array([None if t is None else normalize_answer(t) for t in _strings(text)], type=pa.string())
+
+
 def _holm(p_values):
     r = holm_families(p_values)
     return pa.ListArray.from_arrays(pa.array(r.offsets.astype(np.int32)), pa.array(r.values))
@@ -156,6 +188,10 @@ UDFS: dict[str, tuple[Callable, list, object]] = {
     "holm_adjust": (_holm, [_DOUBLES], _DOUBLES),
     "cohens_dz": (_cohens_dz, [_DOUBLES], DOUBLE),
     "mde": (_mde, [DOUBLE], DOUBLE),
+    # query-rewriting study (issue 12)
+    "paired_bootstrap": (_paired_bootstrap, [_DOUBLES, BIGINT, BIGINT], _BOOTSTRAP),
+    "squad_score": (_squad_score, [VARCHAR, duckdb.list_type(VARCHAR)], duckdb.struct_type({"em": DOUBLE, "f1": DOUBLE})),
+    "squad_normalize": (_squad_normalize, [VARCHAR], VARCHAR),
 }
 
 

@@ -10,7 +10,7 @@ Output (:mod:`ingest.corpora.flat`): one document per passage (``<corpus>/<_id>`
 question (``query_type`` ``ambiguous`` when any annotation is ``multipleQAs``, else ``single``); its
 gold answers (``query_answers``) are every distinct answer string of every annotation, in file order;
 its qrels (relevance 1) are the passages whose SQuAD-normalized **text** contains any normalized answer
-as whole tokens (:func:`udfs.squad.contains_answer`; the title is not searched, as in DPR's
+as whole tokens (:func:`udfs.metrics.squad.contains_answer`; the title is not searched, as in DPR's
 ``has_answer``). Candidate passages come from an inverted index of normalized tokens (a passage must
 hold every token of the answer), then the string test decides, so the cost is not questions x passages.
 
@@ -31,7 +31,7 @@ import duckdb
 from ingest.corpora.beir import read_jsonl
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
 from ingest.errors import IngestError
-from udfs.squad import contains_answer, normalize_answer
+from udfs.metrics.squad import contains_answer, normalize_answer
 
 NO_PASSAGES = ("AmbigNQ has no passages in the shared data; supply a passages file in BEIR corpus layout "
                "(corpus.jsonl with _id, title, text), e.g. the ALCE/DPR Wikipedia passages, with --passages")

@@ -62,3 +62,22 @@ def test_statistics_udfs_match_kernels(db):
 def test_non_constant_k_is_an_error(db):
     with pytest.raises(duckdb.Error, match="k must be constant"):
         db.execute("select span_recall([0], [10], [0], [10], i::bigint) from range(1, 3) t(i)").fetchall()
+
+
+def test_rewriting_udfs_match_kernels(db):
+    from udfs.bootstrap import paired_bootstrap
+    from udfs.metrics.squad import squad_scores
+
+    rng = np.random.default_rng(4)
+    rows = [rng.normal(0, 1, int(rng.integers(1, 40))).tolist() for _ in range(3000)]  # several UDF batches
+    db.execute("create table b (i int, v double[])")
+    db.executemany("insert into b values (?, ?)", list(enumerate(rows)))
+    got = db.execute("select unnest(paired_bootstrap(v, 300, 5)) from b order by i").fetchall()
+    for i in (0, 1234, 2999):
+        ref = paired_bootstrap(rows[i], 300, 5)
+        assert got[i][3] == ref.p_value and got[i][:3] == pytest.approx((ref.estimate, ref.ci_low, ref.ci_high), abs=1e-12)
+    answers = db.execute("""select squad_score(a, g).em, squad_score(a, g).f1, squad_normalize(a)
+                            from (values ('The Eiffel Tower!', ['eiffel tower in Paris', 'Eiffel tower']),
+                                         ('1889', ['in 1887'])) t(a, g)""").fetchall()
+    em, f1 = squad_scores(["The Eiffel Tower!", "1889"], [["eiffel tower in Paris", "Eiffel tower"], ["in 1887"]])
+    assert answers == [(em[0], f1[0], "eiffel tower"), (em[1], f1[1], "1889")]

@@ -142,3 +142,37 @@ def test_exactly_zero_replicates_count_in_both_tails():
     ge = np.mean([x >= 0 for x in exact])
     result = cluster_bootstrap(values, clusters, n_boot, seed)
     assert result.p_value == pytest.approx(min(1.0, 2 * min(le, ge)), abs=1e-12)
+
+
+def test_paired_bootstrap_equals_cluster_bootstrap_with_one_unit_per_value():
+    from udfs.bootstrap import paired_bootstrap, paired_bootstrap_many
+
+    rng = np.random.default_rng(9)
+    values = rng.normal(0.05, 0.3, 257)
+    labels = [f"q{i:04d}" for i in range(len(values))]  # distinct labels sorting in list order
+    ours = paired_bootstrap(values, 1500, 21)
+    ref = cluster_bootstrap(values, labels, 1500, 21)
+    assert (ours.n, ours.n_clusters) == (ref.n, ref.n_clusters) == (257, 257)
+    assert ours.estimate == pytest.approx(ref.estimate, abs=1e-15)
+    assert (ours.ci_low, ours.ci_high, ours.se) == pytest.approx((ref.ci_low, ref.ci_high, ref.se), abs=1e-12)
+    assert ours.p_value == ref.p_value
+    # problems of equal length share draws: each result equals its own call (to rounding: the
+    # matrix product sums in another order)
+    many = paired_bootstrap_many([values, values[::-1], values[:100]], 1500, 21)
+    for got, alone in ((many[0], ours), (many[2], paired_bootstrap(values[:100], 1500, 21))):
+        assert got.p_value == alone.p_value and got.n == alone.n
+        assert (got.estimate, got.ci_low, got.ci_high, got.se) == pytest.approx(
+            (alone.estimate, alone.ci_low, alone.ci_high, alone.se), abs=1e-12)
+
+
+def test_paired_bootstrap_hand_case_and_errors():
+    from udfs.bootstrap import paired_bootstrap
+
+    res = paired_bootstrap([1.0, 1.0, 1.0], 200, 0)  # every replicate is 1: CI [1, 1], p = 0
+    assert (res.estimate, res.ci_low, res.ci_high, res.p_value) == (1.0, 1.0, 1.0, 0.0)
+    zero = paired_bootstrap([0.0, 0.0], 200, 0)      # all exact zeros count in both tails
+    assert zero.p_value == 1.0
+    with pytest.raises(ValueError, match="non-finite"):
+        paired_bootstrap([0.1, float("nan")], 10, 0)
+    with pytest.raises(ValueError, match="no values"):
+        paired_bootstrap([], 10, 0)

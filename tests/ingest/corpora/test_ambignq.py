@@ -7,7 +7,7 @@ import pytest
 
 from ingest.corpora.ambignq import load_ambignq
 from ingest.errors import IngestError
-from udfs.squad import contains_answer, normalize_answer
+from udfs.metrics.squad import contains_answer, normalize_answer
 
 QUESTIONS = [
     {"id": "1", "question": "Who plays the doctor in dexter season 1?",

@@ -2,7 +2,9 @@
 
 Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
 ``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``condition_means``,
-``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``, ``chunks``). Per-condition means are unweighted means over queries; their error
+``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
+``chunks``); the query-rewriting study's sections (report/rewriting.py) follow when its marts hold
+rows. Per-condition means are unweighted means over queries; their error
 bars in the dose-response figure are ``mean ± 1.96·sd/√n`` over queries (a plain normal interval,
 not document-clustered: the clustered intervals are the contrasts' and the slopes'). A section whose
 inputs are absent says 'not run' and why, never shows an empty figure.
@@ -38,6 +40,8 @@ from warehouse.experiment.report.data import (
     primary_embedder_name,
 )
 from warehouse.experiment.report.markup import CSS
+from warehouse.experiment.report.rewriting import NAV as REWRITING_NAV
+from warehouse.experiment.report.rewriting import rewriting_sections
 
 
 def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,
@@ -81,6 +85,11 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
         section_sizes(con),
         section_not_run(not_run),
     ]
+    # the query-rewriting study (issue 12): its sections only when its marts hold rows
+    rewriting = rewriting_sections(con)
+    if rewriting:
+        sections += rewriting
+        nav = nav.replace("</nav>", "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>ragwarehouse report: {html.escape(config.name)}</title><style>{CSS}</style></head><body>"
             f"<h1>ragwarehouse report: {html.escape(config.name)}</h1>{banner}{meta}{nav}{''.join(sections)}</body></html>")

@@ -1,0 +1,70 @@
+{{ config(tags=['rewriting']) }}
+-- Point 3: how each strategy fails, per cell (every strategy with scored rankings: solo and controls).
+--   miss_rate   = mean over seeds of the share of its scored queries with HIT@10 = 0 (catastrophic miss)
+--   rescue set  = the queries the baseline misses (HIT@10 = 0) at seed var rewriting_rescue_seed (42,
+--                 as in the paper); n_baseline_misses = its size
+--   rescue_rate = mean over seeds of the share of the rescue set (among those queries the strategy has
+--                 a scored ranking for at that seed) that the strategy hits; NULL when the set is empty
+-- The baseline's rescue rate is 0 at the rescue seed by construction (and at every seed when its runs
+-- do not depend on the seed).
+with hits as (
+    select corpus, embedder, reranker, strategy, kind, seed, query_id, value as hit
+    from {{ ref('rewrite_query_metrics') }}
+    where metric = 'HIT@10'
+),
+
+misses as (
+    select corpus, embedder, reranker, strategy, kind, seed,
+        avg(case when hit = 0 then 1.0 else 0.0 end) as miss_rate, count(*) as n
+    from hits
+    group by all
+),
+
+rescue_set as (
+    select corpus, embedder, reranker, query_id
+    from hits
+    where strategy = '{{ var("rewriting_baseline") }}' and seed = {{ var('rewriting_rescue_seed') }} and hit = 0
+),
+
+rescue_size as (
+    select corpus, embedder, reranker, count(*) as n_baseline_misses
+    from rescue_set
+    group by all
+),
+
+rescued as (
+    select h.corpus, h.embedder, h.reranker, h.strategy, h.seed, avg(h.hit) as rescue_rate, count(*) as n
+    from hits as h
+    inner join rescue_set as r
+        on r.corpus = h.corpus and r.embedder = h.embedder and r.reranker = h.reranker and r.query_id = h.query_id
+    group by all
+),
+
+per_strategy as (
+    select m.corpus, m.embedder, m.reranker, m.strategy, any_value(m.kind) as kind,
+        count(*) as n_seeds, max(m.n) as n_queries_per_seed,
+        avg(m.miss_rate) as miss_rate, stddev_samp(m.miss_rate) as miss_rate_sd_seeds,
+        avg(r.rescue_rate) as rescue_rate, count(r.seed) as n_rescue_seeds
+    from misses as m
+    left join rescued as r
+        on r.corpus = m.corpus and r.embedder = m.embedder and r.reranker = m.reranker
+        and r.strategy = m.strategy and r.seed = m.seed
+    group by m.corpus, m.embedder, m.reranker, m.strategy
+)
+
+select
+    p.corpus::varchar as corpus,
+    p.embedder::varchar as embedder,
+    p.reranker::varchar as reranker,
+    p.strategy::varchar as strategy,
+    p.kind::varchar as kind,
+    p.n_seeds::integer as n_seeds,
+    p.n_queries_per_seed::bigint as n_queries_per_seed,
+    p.miss_rate::double as miss_rate,
+    p.miss_rate_sd_seeds::double as miss_rate_sd_seeds,
+    {{ var('rewriting_rescue_seed') }}::integer as rescue_seed,
+    coalesce(z.n_baseline_misses, 0)::bigint as n_baseline_misses,
+    p.rescue_rate::double as rescue_rate,
+    p.n_rescue_seeds::integer as n_rescue_seeds
+from per_strategy as p
+left join rescue_size as z on z.corpus = p.corpus and z.embedder = p.embedder and z.reranker = p.reranker

@@ -1,0 +1,57 @@
+"""The rewriting section of the one HTML report (warehouse/experiment/report/rewriting.py) from the
+built marts: every sub-section with its figures and tables, 'not run' with the reason where a mart is
+empty, absent when the rewriting marts are, and the tiny-model label."""
+from __future__ import annotations
+
+import duckdb
+
+from warehouse.experiment.config import load_config
+from warehouse.experiment.report import render_report
+from warehouse.experiment.report.rewriting import NAV, _tiny_model_label, rewriting_sections
+
+CELLS = 3  # hotpotqa and ambignq with a reranker, scifact cosine-only
+
+
+def test_sections_render_from_the_marts(db):
+    sections = rewriting_sections(db)
+    page = "".join(sections)
+    for anchor, _ in NAV:
+        assert f'<section id="{anchor}">' in page, anchor
+    # tau curve, Jaccard heatmap and Pareto front per cell; tables stay tables
+    assert page.count('src="data:image/png;base64,') == 3 * CELLS
+    assert page.count("<table") >= 2 * CELLS + 3
+    assert "★ " in page  # the best ensemble of each cell is marked
+    # the cosine stack has no control runs: the budget table says so, row by row
+    assert page.count("not_run") == 2 and "have not been produced yet" in page
+    assert "not run:" not in page  # every sub-section has rows here
+    assert "TINY-MODEL OUTPUT" not in page  # synthetic texts, not the packaged model
+
+
+def test_the_report_shows_rewriting_only_when_its_marts_have_rows(db, con):
+    page = render_report(db, load_config(None), "all-MiniLM-L6-v2", {})
+    assert '<a href="#rw-solo">' in page and '<section id="rw-pareto">' in page
+    assert '<section id="contrasts">' in page  # the chunking sections are unchanged (and say not run here)
+    assert rewriting_sections(con) == []      # a fresh warehouse: no rewriting marts
+    con.execute("CREATE TABLE rewrite_solo (corpus VARCHAR)")
+    assert rewriting_sections(con) == []      # built but empty
+    assert "rw-solo" not in render_report(con, load_config(None), "all-MiniLM-L6-v2", {})
+
+
+def test_sub_sections_without_rows_say_not_run(db):
+    con = duckdb.connect()
+    con.register("solo_rows", db.sql("SELECT * FROM rewrite_solo").to_arrow_table())
+    con.execute("CREATE TABLE rewrite_solo AS SELECT * FROM solo_rows")
+    page = "".join(rewriting_sections(con))
+    for reason in ("rewrite_ensembles is empty", "rewrite_budget_baselines is empty", "rewrite_router_sweep is empty",
+                   "rewrite_jaccard is empty", "rewrite_router_pareto is empty", "the reader stage has not run"):
+        assert reason in page, reason
+    con.close()
+
+
+def test_tiny_model_output_is_labelled():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE rewrites AS SELECT 'k1' AS llm_call_key")
+    con.execute("CREATE TABLE llm_calls AS SELECT 'k1' AS cache_key, 'HuggingFaceTB/SmolLM2-135M-Instruct' AS model")
+    assert "TINY-MODEL OUTPUT, NOT RESULTS" in _tiny_model_label(con) and "SmolLM2-135M" in _tiny_model_label(con)
+    con.execute("UPDATE llm_calls SET model = 'Qwen/Qwen2.5-7B-Instruct'")
+    assert _tiny_model_label(con) == ""

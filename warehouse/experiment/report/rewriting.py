@@ -1,0 +1,244 @@
+"""The query-rewriting study's report sections (issue 12), read from the rewriting marts: the solo table,
+the ensembles against the oracle union, the budget controls, the router's tau curve and tau rules, the
+complementarity heatmap (Jaccard@10), the cost / accuracy Pareto front, and answer quality.
+
+:func:`rewriting_sections` returns nothing when the marts are absent or empty (a chunking-only
+experiment shows no rewriting section); a sub-section whose mart is empty says 'not run' and why.
+Texts written by the tiny packaged LLM are labelled as pipeline exercise, never as results.
+"""
+from __future__ import annotations
+
+import html
+
+import duckdb
+
+from warehouse.experiment.report.data import fetch_rows, mart, relation_exists
+from warehouse.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
+
+PRIMARY = "HIT@10"
+METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+RULE_NAMES = {"max": "max-score union", "rrf": "RRF (k = 60)", "combsum": "CombSUM (min-max)", "combmnz": "CombMNZ (min-max)"}
+#: (anchor, title) of each rewriting section, in report order
+NAV = (("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"), ("rw-budget", "budget controls"),
+       ("rw-router", "router"), ("rw-complementarity", "complementarity"), ("rw-pareto", "cost / accuracy"),
+       ("rw-answers", "answer quality"))
+
+
+def has_rewriting(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the rewriting marts were built and hold rows (the solo table is their root)."""
+    return relation_exists(con, "rewrite_solo") and con.execute("SELECT count(*) FROM rewrite_solo").fetchone()[0] > 0
+
+
+def rewriting_sections(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every rewriting section as HTML, or [] when the rewriting marts are empty or absent."""
+    if not has_rewriting(con):
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    label = _tiny_model_label(con)
+    return [section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
+            section_complementarity(con), section_pareto(con), section_answers(con)]
+
+
+def _cells(rows: list[dict]) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for r in rows:
+        out.setdefault((r["corpus"], r["embedder"], r["reranker"]), []).append(r)
+    return out
+
+
+def _cell_title(cell: tuple) -> str:
+    return f"<h3>{html.escape(' · '.join(cell[:2]) + ' · reranker ' + cell[2])}</h3>"
+
+
+def _ci(r: dict, lo: str = "ci_low", hi: str = "ci_high") -> str:
+    return f"[{fmt(r.get(lo), 3)}, {fmt(r.get(hi), 3)}]"
+
+
+def _tiny_model_label(con: duckdb.DuckDBPyConnection) -> str:
+    """A banner when the strategies' texts came from the tiny packaged model (SmolLM2-135M)."""
+    if not (relation_exists(con, "rewrites") and relation_exists(con, "llm_calls")):
+        return ""
+    models = [m for (m,) in con.execute("""SELECT DISTINCT l.model FROM llm_calls l
+        WHERE l.cache_key IN (SELECT llm_call_key FROM rewrites WHERE llm_call_key IS NOT NULL) ORDER BY 1""").fetchall()]
+    tiny = [m for m in models if "135m" in m.lower() or "smollm" in m.lower()]
+    if not tiny:
+        return ""
+    return ('<div class="banner">TINY-MODEL OUTPUT, NOT RESULTS. The rewriting strategies\' texts were written by '
+            f"{html.escape(', '.join(tiny))}, the small model packaged to exercise the pipeline offline; these "
+            "numbers show that the study runs end to end and support no claim about query rewriting.</div>")
+
+
+def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
+    what = ("Each solo strategy's 3-seed mean ± sd (over seeds) of the document metrics, and its paired difference in "
+            f"{PRIMARY} against S1: mean over queries of the per-query difference (averaged over the seeds both have), "
+            "with the paired bootstrap over queries (95% CI, two-sided p) and Holm's p across the strategies of the cell. "
+            "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits.")
+    rows = mart(con, "rewrite_solo", "ORDER BY corpus, embedder, reranker, strategy")
+    fails = {(r["corpus"], r["embedder"], r["reranker"], r["strategy"]): r for r in mart(con, "rewrite_failure_modes")}
+    body = label
+    for cell, rs in _cells(rows).items():
+        by = {(r["strategy"], r["metric"]): r for r in rs}
+        table = []
+        for s in sorted({r["strategy"] for r in rs}, key=lambda s: (s != "S1", s)):
+            p = by.get((s, PRIMARY), {})
+            f = fails.get((*cell, s), {})
+            means = [f"{fmt(r['mean_value'])} ± {fmt(r['sd_seeds'])}" if (r := by.get((s, m))) else "–" for m in METRICS]
+            table.append([html.escape(s), *means]
+                         + [fmt(p.get("delta"), 3), _ci(p), fmt_p(p.get("p_value")), fmt_p(p.get("p_holm")),
+                            fmt(f.get("miss_rate")), fmt(f.get("rescue_rate"))])
+        body += _cell_title(cell) + html_table(["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p",
+                                                "miss rate", "rescue"], table)
+    return section("rw-solo", "Query rewriting: solo strategies against S1", what, body)
+
+
+def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
+    what = ("Every subset of the six solo strategies fused four ways (the max-score union of the members' top-20 lists, "
+            "RRF, CombSUM and CombMNZ over min-max normalized scores; cut at 10): per rule the five best subsets by "
+            f"{PRIMARY}, their difference from the best solo strategy (paired bootstrap over queries, Holm over the "
+            "subsets of the rule), and the oracle union of the same members (some member hits) as the ceiling. "
+            "★ marks the cell's best ensemble.")
+    rows = [r for r in mart(con, "rewrite_ensembles", "ORDER BY corpus, embedder, reranker, rule, mean_value DESC, n_members, subset_mask")
+            if r["metric"] == PRIMARY]
+    if not rows:
+        return section("rw-ensembles", "Ensembles and the oracle union", what,
+                       not_run_note("no complete group of the solo strategies (rewrite_ensembles is empty)"))
+    oracle = {(r["corpus"], r["embedder"], r["reranker"], r["subset_mask"]): r["oracle_hit"] for r in mart(con, "rewrite_oracle")}
+    body = ""
+    for cell, rs in _cells(rows).items():
+        table = []
+        for rule, name in RULE_NAMES.items():
+            for r in [r for r in rs if r["rule"] == rule][:5]:
+                table.append([("★ " if r["is_best"] else "") + html.escape(name), html.escape(r["subset"]),
+                              fmt(r["mean_value"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt_p(r["p_holm"]),
+                              fmt(oracle.get((*cell, r["subset_mask"])))])
+        best_solo = rs[0]["best_solo"]
+        body += _cell_title(cell) + f"<p class='meta'>best solo strategy: {html.escape(best_solo)} ({fmt(rs[0]['best_solo_value'])})</p>"
+        body += html_table(["rule", "members", PRIMARY, "Δ vs best solo", "95% CI", "p", "Holm p", "oracle union"], table)
+    return section("rw-ensembles", "Ensembles and the oracle union", what, body)
+
+
+def section_budget(con: duckdb.DuckDBPyConnection) -> str:
+    what = (f"Budget-matched controls on {PRIMARY}: S1 with a 5x rerank pool and S1 over four seeded ANN indexes, "
+            "against S1 and the best ensemble; the share of the ensemble's gain over S1 that each captures.")
+    rows = [r for r in mart(con, "rewrite_budget_baselines", "ORDER BY corpus, embedder, reranker, control")
+            if r["metric"] == PRIMARY]
+    if not rows:
+        return section("rw-budget", "Budget-matched controls", what, not_run_note("rewrite_budget_baselines is empty"))
+    table = [[html.escape(f"{r['corpus']} · {r['embedder']}"), html.escape(r["control"]), html.escape(r["status"]),
+              fmt(r["baseline_value"]), fmt(r["control_value"]), fmt(r["ensemble_value"]), fmt(r["gain_control"], 3),
+              _ci(r), fmt(r["gain_ensemble"], 3), fmt(r["share_captured"]), html.escape(r["reason"] or "")] for r in rows]
+    return section("rw-budget", "Budget-matched controls", what, html_table(
+        ["cell", "control", "status", "S1", "control", "best ensemble", "control gain", "95% CI", "ensemble gain",
+         "share captured", "reason"], table))
+
+
+def section_router(con: duckdb.DuckDBPyConnection) -> str:
+    what = (f"The confidence-gated router: a query is expanded with the helper (merged with S1 by max score) when S1's "
+            f"top-1 score is below tau. The curve plots {PRIMARY} against the share of queries expanded over the tau "
+            "grid, one line per helper; the table gives tau by the paper's rule (midpoint of the hit / miss top-1 means) "
+            "fitted on the same dataset, transferred from another, and cross-fitted on held-out folds, each with its "
+            "gap to the best grid tau.")
+    sweep = [r for r in mart(con, "rewrite_router_sweep", "ORDER BY corpus, embedder, reranker, helper, tau")
+             if r["metric"] == PRIMARY]
+    if not sweep:
+        return section("rw-router", "The router: tau curve and tau rules", what,
+                       not_run_note("no complete group with a helper (rewrite_router_sweep is empty)"))
+    import matplotlib.pyplot as plt
+
+    body = ""
+    for cell, rs in _cells(sweep).items():
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for helper in sorted({r["helper"] for r in rs}):
+            pts = [r for r in rs if r["helper"] == helper]
+            ax.plot([100 * r["pct_expanded"] for r in pts], [r["router_value"] for r in pts], marker="o", label=helper)
+        ax.axhline(rs[0]["baseline_value"], ls="--", color="grey", lw=1, label="always S1")
+        ax.set_xlabel("% of queries expanded")
+        ax.set_ylabel(PRIMARY)
+        ax.set_title(" · ".join(cell), fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        body += _cell_title(cell) + png(fig)
+    rules = [r for r in mart(con, "rewrite_router_tau", "ORDER BY corpus, embedder, reranker, helper, rule, source")
+             if r["metric"] == PRIMARY]
+    table = [[html.escape(f"{r['corpus']} · {r['helper']}"), html.escape(r["rule"]), html.escape(r["source"]), fmt(r["tau"]),
+              fmt(100 * r["pct_expanded"], 1), fmt(r["router_value"]), fmt(r["delta_vs_baseline"], 3),
+              fmt(r["delta_vs_merge"], 3), fmt(r["best_grid_tau"], 2), fmt(r["gap"], 3)] for r in rules]
+    body += html_table(["cell · helper", "tau rule", "fitted on", "tau", "% expanded", PRIMARY, "Δ vs S1",
+                        "Δ vs always-merge", "best grid tau", "gap"], table)
+    return section("rw-router", "The router: tau curve and tau rules", what, body)
+
+
+def section_complementarity(con: duckdb.DuckDBPyConnection) -> str:
+    what = ("Pairwise Jaccard@10 of the solo strategies' top-10 document sets (mean over queries and seeds): low values "
+            "mean the strategies retrieve different documents, which is what ensembles and routers can exploit.")
+    rows = mart(con, "rewrite_jaccard", "ORDER BY corpus, embedder, reranker, strategy_a, strategy_b")
+    if not rows:
+        return section("rw-complementarity", "Complementarity", what, not_run_note("rewrite_jaccard is empty"))
+    import matplotlib.pyplot as plt
+
+    body = ""
+    for cell, rs in _cells(rows).items():
+        names = sorted({r["strategy_a"] for r in rs}, key=lambda s: (s != "S1", s))
+        value = {(r["strategy_a"], r["strategy_b"]): r["jaccard"] for r in rs}
+        grid = [[1.0 if a == b else value.get((a, b), float("nan")) for b in names] for a in names]
+        fig, ax = plt.subplots(figsize=(4.8, 4))
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis")
+        ax.set_xticks(range(len(names)), names, fontsize=8, rotation=45)
+        ax.set_yticks(range(len(names)), names, fontsize=8)
+        for i, row in enumerate(grid):
+            for j, v in enumerate(row):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
+        fig.colorbar(im, ax=ax, label="Jaccard@10")
+        ax.set_title(" · ".join(cell), fontsize=9)
+        body += _cell_title(cell) + png(fig)
+    return section("rw-complementarity", "Complementarity: Jaccard@10 of top-10 sets", what, body)
+
+
+def section_pareto(con: duckdb.DuckDBPyConnection) -> str:
+    what = (f"Cost against {PRIMARY}: S1 alone (free), each helper alone, always-merge, and the router at every tau; "
+            "cost is LLM tokens per query (calls when some backend reported no tokens). The line joins the "
+            "Pareto-optimal points (nothing cheaper scores as well).")
+    rows = mart(con, "rewrite_router_pareto", "ORDER BY corpus, embedder, reranker, cost, value DESC")
+    if not rows:
+        return section("rw-pareto", "Cost / accuracy Pareto front", what, not_run_note("rewrite_router_pareto is empty"))
+    import matplotlib.pyplot as plt
+
+    marks = {"always-baseline": ("s", "#000000"), "helper-alone": ("x", "#7f8c8d"), "always-merge": ("D", "#c0392b"),
+             "router": ("o", "#2874a6")}
+    body = ""
+    for cell, rs in _cells(rows).items():
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for setting, (marker, color) in marks.items():
+            pts = [r for r in rs if r["setting"] == setting]
+            ax.scatter([r["cost"] for r in pts], [r["value"] for r in pts], marker=marker, color=color, s=22, label=setting)
+        front = [r for r in rs if r["on_front"]]
+        ax.plot([r["cost"] for r in front], [r["value"] for r in front], color="#e67e22", lw=1.5, label="Pareto front")
+        ax.set_xlabel(f"LLM {rs[0]['cost_axis']} per query")
+        ax.set_ylabel(PRIMARY)
+        ax.set_title(" · ".join(cell), fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        table = [[html.escape(r["setting"]), html.escape(r["helper"] or "–"), fmt(r["tau"], 2), fmt(r["value"]),
+                  fmt(r["cost"], 1)] for r in front]
+        body += _cell_title(cell) + png(fig) + html_table(["on the front", "helper", "tau", PRIMARY, "cost"], table)
+    return section("rw-pareto", "Cost / accuracy Pareto front", what, body)
+
+
+def section_answers(con: duckdb.DuckDBPyConnection) -> str:
+    what = ("The reader's answers from the top-k passages of S1, always-merge and the router, scored against the gold "
+            "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases); paired "
+            "differences with the bootstrap over queries, overall and split by whether the router expanded the query.")
+    rows = fetch_rows(con, "SELECT * FROM rewrite_answer_quality WHERE split = 'all' OR tau IS NOT NULL "
+                           "ORDER BY corpus, embedder, reranker, helper, tau NULLS FIRST, metric, contrast, split") \
+        if relation_exists(con, "rewrite_answer_quality") else []
+    if not rows:
+        return section("rw-answers", "Answer quality", what,
+                       not_run_note("no reader answers (reader_answers is empty: the reader stage has not run)"))
+    table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")),
+              html.escape(r["metric"]), html.escape(r["contrast"]), html.escape(r["split"]), fmt(r["n_queries"]),
+              fmt(r["mean_treatment"]), fmt(r["mean_control"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"])]
+             for r in rows]
+    return section("rw-answers", "Answer quality", what, html_table(
+        ["cell", "metric", "contrast", "split", "queries", "treatment", "control", "Δ", "95% CI", "p"], table))
