@@ -15,8 +15,10 @@ range), so the router's tau grid 0.50..0.80 cuts through them.
 """
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -31,6 +33,15 @@ STRATEGIES = {
     "S1-pool100": (0.04, 0, 0, 0), "S1-ann4": (0.02, 0, 0, 0),
 }
 SOLO = ("S1", "S2", "S3", "S4", "HyDE", "Q2D")
+
+
+def _depth_k() -> dict[str, int]:
+    """Documents each text of a strategy keeps after rerank + MMR (the one place: the strategies seed)."""
+    with open(Path(__file__).resolve().parent.parent / "seeds" / "rewrite_strategies.csv", encoding="utf-8") as f:
+        return {r["strategy"]: int(r["depth_k"]) for r in csv.DictReader(f)}
+
+
+DEPTH_K = _depth_k()
 SEEDS = (42, 123, 2024)
 
 
@@ -82,7 +93,7 @@ def _corpus(rng: np.random.Generator, scale: Scale, corpus: str, n_q: int) -> di
                         "text": [f"synthetic question {i}" for i in range(n_q)], "query_type": ["bridge"] * n_q})
     qr_q, qr_j = np.nonzero(relevant)
     qrels = pa.table({"query_id": q_ids[qr_q], "doc_id": doc_ids[cand[qr_q, qr_j]], "relevance": np.ones(len(qr_q), np.int32)})
-    runs, rewrites, calls, lists = [], [], [], {}
+    runs, text_runs, rewrites, calls, lists = [], [], [], [], {}
     for strategy in scale.strategies:
         quality, n_var, p_tok, c_tok = STRATEGIES[strategy]
         aptitude = rng.normal(0, 1, n_q)
@@ -93,26 +104,56 @@ def _corpus(rng: np.random.Generator, scale: Scale, corpus: str, n_q: int) -> di
             top = np.argsort(-signal, axis=1, kind="stable")[:, :scale.k]
             score = 1.0 / (1.0 + np.exp(-(1.3 * np.take_along_axis(signal, top, axis=1) - 2.2)))
             lists[(strategy, seed)] = (top, score)
-            rows = n_q * scale.k
-            runs.append(pa.table({
-                "corpus": [corpus] * rows, "embedder": [scale.embedder] * rows, "reranker": [scale.reranker] * rows,
-                "strategy": [strategy] * rows, "seed": np.full(rows, seed, np.int32),
-                "query_id": q_ids[np.repeat(np.arange(n_q), scale.k)],
-                "rank": np.tile(np.arange(1, scale.k + 1, dtype=np.int32), n_q),
-                "doc_id": doc_ids[np.take_along_axis(cand, top, axis=1).ravel()],
-                "score": score.ravel(),
-                "variant_idx": rng.integers(0, n_var + 1, rows).astype(np.int32)}))
-            if strategy in SOLO:
-                rewrites.append(_texts(rng, scale, corpus, q_ids, strategy, seed, n_var))
-                if n_var:
-                    calls.append(_calls(rng, corpus, q_ids, strategy, seed, p_tok, c_tok))
+            texts = _texts(rng, scale, corpus, q_ids, strategy, seed, n_var)
+            rewrites.append(texts)
+            # lineage as part 1 writes it: each merged document comes from one kept text, whose MMR list
+            # holds it; a text keeps at most depth_k documents, so a list has min(k, depth_k x kept texts)
+            kept = texts.column("kept").to_numpy(zero_copy_only=False).reshape(n_q, n_var + 1)
+            depth = DEPTH_K[strategy]
+            labels = np.repeat(np.arange(n_var + 1), depth)
+            slots = np.where(kept[:, labels], rng.random((n_q, len(labels))), 2.0)
+            width = min(scale.k, len(labels))
+            order = np.argsort(slots, axis=1, kind="stable")[:, :width]
+            valid = np.take_along_axis(slots, order, axis=1) < 2.0
+            q_row, r_col = np.nonzero(valid)
+            run = {
+                "corpus": [corpus] * len(q_row), "embedder": [scale.embedder] * len(q_row),
+                "reranker": [scale.reranker] * len(q_row), "strategy": [strategy] * len(q_row),
+                "seed": np.full(len(q_row), seed, np.int32), "query_id": q_ids[q_row],
+                "rank": (r_col + 1).astype(np.int32),
+                "doc_id": doc_ids[np.take_along_axis(cand, top, axis=1)[q_row, r_col]],
+                "score": score[q_row, r_col],
+                "variant_idx": labels[order[q_row, r_col]].astype(np.int32)}
+            runs.append(pa.table(run))
+            text_runs.append(_mmr_lists(run, n_var + 1))
+            if n_var:
+                calls.append(_calls(rng, corpus, q_ids, strategy, seed, p_tok, c_tok))
     out = {"documents": documents, "queries": queries, "qrels": qrels, "rewrite_runs": pa.concat_tables(runs),
-           "rewrites": pa.concat_tables(rewrites)}
+           "rewrite_text_runs": pa.concat_tables(text_runs), "rewrites": pa.concat_tables(rewrites)}
     if calls:
         out["llm_calls"] = pa.concat_tables(calls)
     if scale.reader_helper and scale.reader_helper in scale.strategies and "S1" in scale.strategies:
         out["query_answers"], out["reader_answers"] = _answers(rng, scale, corpus, q_ids, cand, relevant, lists)
     return out
+
+
+def _mmr_lists(run: dict, per: int) -> pa.Table:
+    """The per-text MMR lists behind a merged list: each merged document in the list of the text that
+    gave it its score, with that score, ranked within (query, text) in merged order (scores fall)."""
+    rows = len(run["doc_id"])
+    query = np.unique(run["query_id"], return_inverse=True)[1]
+    text = query * per + run["variant_idx"]
+    order = np.lexsort((run["rank"], text))
+    start = np.r_[0, np.flatnonzero(np.diff(text[order])) + 1]
+    within = np.arange(rows) - np.repeat(start, np.diff(np.r_[start, rows]))
+    rank = np.empty(rows, np.int32)
+    rank[order] = within + 1
+    return pa.table({
+        "corpus": run["corpus"], "embedder": run["embedder"], "reranker": run["reranker"],
+        "pool": np.full(rows, 20, np.int32), "strategy": run["strategy"], "seed": run["seed"],
+        "query_id": run["query_id"], "variant_idx": run["variant_idx"], "stage": ["mmr"] * rows,
+        "rank": rank.ravel(), "chunk_id": [f"sentence:512/50|{d}|0" for d in run["doc_id"]],
+        "doc_id": run["doc_id"], "score": run["score"]})
 
 
 def _key(corpus: str, strategy: str, seed: int, q_ids: np.ndarray) -> np.ndarray:

@@ -38,8 +38,11 @@ def warehouse(tmp_path_factory):
     load_synthetic(con, COSINE, seed=4, replace=False)
     # bad input, each counted, never silently dropped:
     con.execute("delete from qrels where query_id = 'hotpotqa/q00003'")            # no relevant judgment
-    con.execute("""update rewrite_runs set score = 'nan'::double               -- a NaN in one ranking
-                   where query_id = 'ambignq/q00005' and strategy = 'S2' and seed = 123 and rank = 7""")
+    for table in ("rewrite_runs", "rewrite_text_runs"):  # a NaN in one ranking (and in the text list behind it)
+        con.execute(f"""update {table} set score = 'nan'::double
+                        where query_id = 'ambignq/q00005' and strategy = 'S2' and seed = 123 and doc_id = (
+                          select doc_id from rewrite_runs where query_id = 'ambignq/q00005' and strategy = 'S2'
+                          and seed = 123 and rank = 1 and corpus = 'ambignq')""")
     con.execute("delete from rewrite_runs where query_id = 'scifact/q00002' and strategy = 'S4' and seed = 42")
     con.execute("delete from query_answers where query_id = 'hotpotqa/q00010'")     # no gold answer
     con.close()
