@@ -1,6 +1,6 @@
 """LLM configuration: the experiment config's ``llm:`` mapping, overridden by environment variables.
 
-Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm``,
+Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm`` | ``transformers``,
 ``RAGWH_LLM_BASE_URL``, ``RAGWH_LLM_MODEL``, ``RAGWH_LLM_API_KEY``, ``RAGWH_LLM_REPLAY_ONLY``), then the
 experiment config (a YAML file whose ``llm:`` mapping holds any field of :class:`LLMConfig` except
 ``api_key``), then the defaults below. The API key is read from the environment only, is sent as a
@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
-BACKENDS = ("openai", "vllm")
+BACKENDS = ("openai", "vllm", "transformers")
 ENV = {
     "backend": "RAGWH_LLM_BACKEND",
     "base_url": "RAGWH_LLM_BASE_URL",
@@ -41,6 +41,9 @@ class LLMConfig:
       loses at most one batch.
     - ``vllm``: extra keyword arguments for ``vllm.LLM(...)`` (e.g. ``tensor_parallel_size``,
       ``max_model_len``, ``gpu_memory_utilization``).
+    - ``transformers``: options of the in-process transformers backend (``device``, ``dtype``,
+      ``batch_size``, ``max_batch_tokens``, ``threads``; see :mod:`ingest.llm.transformers_local`).
+      With that backend ``model`` defaults to the packaged tiny model ``smollm2-135m-instruct``.
     """
 
     backend: str = "openai"
@@ -56,6 +59,7 @@ class LLMConfig:
     commit_every: int = 64
     replay_only: bool = False
     vllm: Mapping[str, Any] = field(default_factory=dict)
+    transformers: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

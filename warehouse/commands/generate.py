@@ -33,7 +33,8 @@ def generate_queries_command(
     replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
     seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed (default: the LLM config's seed)"),
     per_doc: int = typer.Option(3, "--per-doc", help="candidate spans per document and query type"),
-    final_per_type: Optional[int] = typer.Option(None, "--final-per-type", help="cap on the balanced finals per type"),
+    final_per_type: int = typer.Option(250, "--final-per-type", min=1,
+                                       help="per-type cap: finals_t = min(cap, paraphrase survivors_t)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Sample gold spans, have the LLM write and paraphrase queries, filter leakage, load balanced finals."""

@@ -129,7 +129,8 @@ def test_llm_induction_end_to_end(con, server):
                     "WHERE i.chunkset = 'structural:induced:llm' AND i.doc_id = 'wikipedia/1'")[0][0]
     assert d1 == table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'structural:gold' AND doc_id = 'wikipedia/1'")[0][0]
     assert table(con, "SELECT reason, n FROM funnel WHERE stage = 'induce:llm' ORDER BY reason") == [
-        ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0), ("self_corrected", 1), ("usable", 2)]
+        ("correction_skipped", 0), ("cut_answers", 0), ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0),
+        ("self_corrected", 1), ("truncated", 0), ("usable", 2)]
 
     before = table(con, "SELECT * FROM sections WHERE structure = 'induced:llm' ORDER BY doc_id, section_idx")
     again = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False)
@@ -172,15 +173,19 @@ def test_generated_queries_end_to_end(con, server):
     report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
     f = report["funnel"]
     # factoid: doc 1 copies its passage (rejected), docs 2-3 pass; structural: doc 3's paraphrase copies the passage
-    assert f["factoid"] == {"candidates": 3, "rejected_shared_4gram": 1, "survivors": 2, "paraphrase_survivors": 2, "final": 2}
+    assert f["factoid"] == {"candidates": 3, "passage_truncated": 0, "rejected_shared_4gram": 1, "survivors": 2,
+                            "paraphrase_survivors": 2, "final": 2}
     assert f["underspecified"]["survivors"] == 3 and f["multihop"]["survivors"] == 3
     assert f["structural"]["survivors"] == 3 and f["structural"]["paraphrase_rejected_shared_4gram"] == 1
-    assert report["final_per_type"] == 2 and all(f[t]["final"] == 2 for t in QUERY_TYPES)
+    # per-type cap 250: every type keeps all its paraphrase survivors (no balancing down to the smallest type)
+    assert report["final_per_type_cap"] == 250
+    assert report["finals"] == {"factoid": 2, "underspecified": 3, "multihop": 3, "structural": 2}
+    assert report["rouge_l"]["first_queries"]["n"] == 12 and report["rouge_l"]["finals"]["n"] == 10
     # 12 candidates; 11 paraphrase requests, but identical requests (the same survivor text) are sent once:
     # factoid 1, underspecified 1, multihop 1, structural 2 distinct texts
     assert server.n_requests == 12 + 5
     queries = table(con, "SELECT query_id, doc_id, query_type, text FROM queries ORDER BY query_id")
-    assert len(queries) == 8 and all(q[0].startswith("wikipedia/gen-") for q in queries)
+    assert len(queries) == 10 and all(q[0].startswith("wikipedia/gen-") for q in queries)
     assert all(q[3].startswith("could you say ") for q in queries)  # only paraphrases enter
     ev = table(con, "SELECT e.query_id, count(*), min(match_method), max(match_method) FROM evidence e GROUP BY 1 ORDER BY 1")
     spans = {q[0]: 2 if q[2] == "multihop" else 1 for q in queries}
@@ -189,7 +194,7 @@ def test_generated_queries_end_to_end(con, server):
                             "WHERE q.query_type = 'structural'")
     gold_top = set(table(con, "SELECT doc_id, char_start, char_end FROM sections WHERE structure = 'gold' AND level = 1"))
     assert set(structural) <= gold_top
-    assert report["bm25"]["units"] == "structural:gold chunks" and report["bm25"]["queries"] == 8
+    assert report["bm25"]["units"] == "structural:gold chunks" and report["bm25"]["queries"] == 10
     assert 0.0 <= report["bm25"]["top1_gold_rate"] <= 1.0
     funnel = dict(((s, r), n) for s, r, n in table(con, "SELECT stage, reason, n FROM funnel WHERE starts_with(stage, 'generated_queries')"))
     assert funnel[("generated_queries:factoid", "rejected_shared_4gram")] == 1
