@@ -17,6 +17,8 @@ from typing import Any, Mapping
 import yaml
 
 BACKENDS = ("openai", "vllm", "transformers")
+#: default answer-length caps (model tokens) of the LLM stages
+STAGE_MAX_TOKENS = {"induce": 4096, "contexts": 150, "queries": 96}
 ENV = {
     "backend": "RAGWH_LLM_BACKEND",
     "base_url": "RAGWH_LLM_BASE_URL",
@@ -44,6 +46,8 @@ class LLMConfig:
     - ``transformers``: options of the in-process transformers backend (``device``, ``dtype``,
       ``batch_size``, ``max_batch_tokens``, ``threads``; see :mod:`ingest.llm.transformers_local`).
       With that backend ``model`` defaults to the packaged tiny model ``smollm2-135m-instruct``.
+    - ``max_tokens``: per-stage caps on an answer's length in model tokens, keys ``induce`` (4096),
+      ``contexts`` (150), ``queries`` (96); what ``ragwh run`` passes to the stages.
     """
 
     backend: str = "openai"
@@ -60,12 +64,21 @@ class LLMConfig:
     replay_only: bool = False
     vllm: Mapping[str, Any] = field(default_factory=dict)
     transformers: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"LLM backend {self.backend!r} unknown: set {ENV['backend']} to one of {', '.join(BACKENDS)}")
         if self.concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.commit_every < 1:
             raise ValueError("LLM config: concurrency >= 1, max_retries >= 0, timeout_s > 0 and commit_every >= 1 are required")
+        unknown = sorted(set(self.max_tokens) - set(STAGE_MAX_TOKENS))
+        if unknown or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
+            raise ValueError(f"llm.max_tokens: keys among {', '.join(STAGE_MAX_TOKENS)} with integer values >= 1, "
+                             f"got {dict(self.max_tokens)}")
+
+    def stage_max_tokens(self, stage: str) -> int:
+        """The answer-length cap of ``stage`` (``induce`` | ``contexts`` | ``queries``)."""
+        return int(self.max_tokens.get(stage, STAGE_MAX_TOKENS[stage]))
 
 
 def _truthy(value: str) -> bool:

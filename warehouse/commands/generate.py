@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from warehouse.commands.induce import _llm
+from warehouse.commands.induce import _llm, tiny_label
 
 CONFIG_HELP = "experiment YAML whose llm: mapping configures the LLM (RAGWH_LLM_* override it)"
 
@@ -59,6 +59,7 @@ def _run(name: str, work, warehouse: Optional[str]) -> None:
     finally:
         con.close()
     console.print_json(json.dumps(report, default=str))
+    tiny_label(console, report.get("model", ""))
 
 
 def register(app: typer.Typer) -> None:

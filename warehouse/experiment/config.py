@@ -44,7 +44,7 @@ DEFAULT_CONFIG = EXPERIMENTS_DIR / "default.yml"
 LOADERS = ("qasper", "wikipedia", "beir", "hotpotqa")
 #: Inducers with an implementation (``inducer``); ``llm`` needs an LLM backend.
 INDUCERS = ("texttiling", "llm")
-LLM_BACKENDS = ("none", "openai", "vllm")
+LLM_BACKENDS = ("none", "openai", "vllm", "transformers")
 #: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
 LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
                         "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
@@ -92,7 +92,18 @@ class LLMSpec:
 
     @property
     def model(self) -> str | None:
-        return self.settings.get("model") or os.environ.get("RAGWH_LLM_MODEL")
+        """The model the stages will use (the transformers backend defaults to the packaged tiny model)."""
+        from ingest.llm.local_models import DEFAULT_LOCAL_MODEL
+
+        named = os.environ.get("RAGWH_LLM_MODEL") or self.settings.get("model")
+        return named or (DEFAULT_LOCAL_MODEL if self.backend == "transformers" else None)
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the LLM stages run a tiny demo model (their output is then labelled, never a result)."""
+        from ingest.llm.local_models import is_tiny_model
+
+        return self.backend != "none" and is_tiny_model(self.model)
 
 
 @dataclass(frozen=True)

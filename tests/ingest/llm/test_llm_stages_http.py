@@ -229,3 +229,73 @@ def test_cli_runs_the_llm_stages_against_the_server(warehouse_file, server, monk
     monkeypatch.setenv("RAGWH_LLM_MODEL", "another-model")
     result = runner.invoke(app, ["induce", "--inducer", "llm", "--replay-only", "--no-chunk"])
     assert result.exit_code == 1 and "replay-only" in result.output
+
+
+def test_cut_and_empty_answers_are_counted_and_handled_by_each_stage(con):
+    """The server cuts every answer for doc 2 at max_tokens and answers doc 3 with nothing: contexts keep a
+    cut context (counted) and quarantine an empty one; generated queries reject both; nothing is half-written."""
+    def cutting(body):
+        first = body["messages"][0]["content"]
+        if "Doc2" in first and "Paraphrase" not in first:
+            return {"content": "What does the", "finish_reason": "length"}
+        if "Doc3" in first and "Paraphrase" not in first:
+            return {"content": "   ", "finish_reason": "stop"}
+        return respond(body)
+
+    load_articles(con, 3)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    with ChatServer(cutting) as server:
+        r = generate_contexts(con, "wikipedia", open_llm(con, config=http(server), progress=False))["corpora"]["wikipedia"]
+        per_doc = dict(table(con, "SELECT doc_id, count(*) FROM chunks WHERE chunkset = 'fixed' GROUP BY 1"))
+        assert (r["cut_at_max_tokens"], r["empty_answers"]) == (per_doc["wikipedia/2"], per_doc["wikipedia/3"])
+        assert r["contexts"] == per_doc["wikipedia/1"] + per_doc["wikipedia/2"]
+        assert table(con, "SELECT DISTINCT stage, reason FROM quarantine") == [
+            ("contexts", "model returned an empty context; the chunk has no llm_context prefix")]
+        funnel = dict(table(con, "SELECT reason, n FROM funnel WHERE stage = 'contexts'"))
+        assert funnel["cut_at_max_tokens"] == per_doc["wikipedia/2"] and funnel["empty_answer"] == per_doc["wikipedia/3"]
+        assert table(con, "SELECT count(*) FROM llm_calls WHERE finish_reason = 'length'") == [(per_doc["wikipedia/2"],)]
+
+        report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
+    f = report["funnel"]
+    # every type has one candidate per document: doc 2's answer is cut, doc 3's empty
+    assert all(f[t]["rejected_cut_at_max_tokens"] == 1 and f[t]["rejected_empty"] == 1 for t in QUERY_TYPES)
+    assert not any(q.startswith(("wikipedia/gen-2-", "wikipedia/gen-3-")) for (q,) in table(con, "SELECT query_id FROM queries"))
+
+
+def test_the_final_draw_caps_each_type_separately(con, server):
+    load_articles(con, 3)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1,
+                              final_per_type=2)
+    survivors = {t: report["funnel"][t]["paraphrase_survivors"] for t in QUERY_TYPES}
+    assert survivors == {"factoid": 2, "underspecified": 3, "multihop": 3, "structural": 2}
+    assert report["finals"] == {t: min(2, n) for t, n in survivors.items()} and report["final_per_type_cap"] == 2
+    assert table(con, "SELECT query_type, count(*) FROM queries GROUP BY 1 ORDER BY 1") == [
+        ("factoid", 2), ("multihop", 2), ("structural", 2), ("underspecified", 2)]
+    assert table(con, "SELECT value FROM corpus_meta WHERE key = 'genq_final_per_type'") == [("2",)]
+    with pytest.raises(ValueError, match="final_per_type"):
+        generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), final_per_type=0)
+
+
+def test_a1_shows_a_document_longer_than_the_window_in_part(con):
+    """With a context window, every chunk of a long document sees the same shortened document (title and
+    the first paragraphs that fit with its longest chunk); a short one is shown whole."""
+    from ingest.llm import LLMCache
+    from tests.ingest.structure.test_induce_llm import WindowedScripted
+
+    load_articles(con, 2)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    backend = WindowedScripted(lambda r: "A context.", window=300)
+    report = generate_contexts(con, "wikipedia", LLMCache(con, backend, progress=False), max_tokens=20)
+    r = report["corpora"]["wikipedia"]
+    n_fixed = table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'fixed'")[0][0]
+    assert (r["documents"], r["documents_truncated"], r["chunks_with_truncated_document"]) == (2, 2, n_fixed)
+    for doc in ("Doc1", "Doc2"):
+        shown = {m.messages[0]["content"].split("</document>")[0] for m in backend.requests if f"<document>\nArticle {doc[-1]}" in m.messages[0]["content"]}
+        assert len(shown) == 1  # one shortened document for all its chunks (a shared prompt prefix)
+        text = shown.pop()
+        assert f"{doc} paragraph 0" in text and f"{doc} paragraph 7" not in text
+    assert all(backend.prompt_tokens(m.messages) + 20 <= 300 for m in backend.requests)
+    wide = WindowedScripted(lambda r: "A context.", window=10_000)
+    again = generate_contexts(con, "wikipedia", LLMCache(con, wide, progress=False), max_tokens=20)["corpora"]["wikipedia"]
+    assert again["documents_truncated"] == 0 and again["calls"] == n_fixed  # whole documents: new prompts
