@@ -3,9 +3,10 @@
 The model (:mod:`ingest.llm.local_models`: a packaged name, a ``.gguf`` file, a model directory or a hub
 id) is loaded lazily: the tokenizer when a prompt is first counted, the weights at the first batch.
 Each request's messages go through the tokenizer's chat template (``add_generation_prompt=True``); a
-model without one is an error. Requests are sorted by their prompt token ids (so prompts that share a
-prefix, such as A1's, share a batch) and decoded in batches of at most ``batch_size`` rows and
-``max_batch_tokens`` cached positions (rows x (longest prompt + longest completion)) by
+model without one is an error. Requests that share a long prompt prefix (A1's document) are batched
+together, the others by prompt length (:meth:`TransformersBackend._batches`), in batches of at most
+``batch_size`` rows and ``max_batch_tokens`` cached positions (rows x (longest prompt + longest
+completion)), decoded by
 :func:`ingest.llm.decoding.decode`, which honours each request's temperature, top_p, max_tokens and seed.
 
 Options (``llm.transformers`` in the experiment config): ``device`` (``auto``: cuda, then mps, then
@@ -30,6 +31,7 @@ from ingest.llm.config import LLMConfig
 from ingest.llm.local_models import DEFAULT_LOCAL_MODEL, ModelSource, resolve_model
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+GROUP_PREFIX = 256  # prompt tokens rows must share to be batched as one document's run
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -191,19 +193,34 @@ class TransformersBackend(LLMBackend):
         return out
 
     def _batches(self, rows: list) -> list[list[int]]:
-        """Row indices in prompt-id order, cut into batches within ``batch_size`` and ``max_batch_tokens``."""
+        """Row indices cut into batches within ``batch_size`` and ``max_batch_tokens``.
+
+        Rows are sorted by prompt ids; runs of rows whose prompts share at least ``GROUP_PREFIX``
+        tokens with the run's first row (A1: one document's chunks) are batched together in that order
+        (their batches share, and pass on, the document prefix); the other rows are batched by prompt
+        length, so little of a batch is padding."""
+        from ingest.llm.decoding import common_prefix
+
         order = sorted(range(len(rows)), key=lambda i: tuple(rows[i].ids))
-        batches: list[list[int]] = []
-        current: list[int] = []
-        longest = 0
+        runs: list[list[int]] = []
         for i in order:
-            need = len(rows[i].ids) + rows[i].max_new
-            if current and (len(current) >= self.options.batch_size
-                            or (len(current) + 1) * max(longest, need) > self.options.max_batch_tokens):
+            if runs and common_prefix([rows[runs[-1][0]].ids, rows[i].ids]) >= GROUP_PREFIX:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        loose = sorted((r[0] for r in runs if len(r) == 1), key=lambda i: (len(rows[i].ids), i))
+        batches: list[list[int]] = []
+        for run in [r for r in runs if len(r) > 1] + [loose]:
+            current: list[int] = []
+            longest = 0
+            for i in run:
+                need = len(rows[i].ids) + rows[i].max_new
+                if current and (len(current) >= self.options.batch_size
+                                or (len(current) + 1) * max(longest, need) > self.options.max_batch_tokens):
+                    batches.append(current)
+                    current, longest = [], 0
+                current.append(i)
+                longest = max(longest, need)
+            if current:
                 batches.append(current)
-                current, longest = [], 0
-            current.append(i)
-            longest = max(longest, need)
-        if current:
-            batches.append(current)
         return batches

@@ -2,7 +2,8 @@
 
 A config names the corpora and their source files (relative to the data directory), the embedders
 (exactly one marked ``strong``: the primary cell's embedder), the rerankers, the structure inducer,
-the LLM backend (or none), the conditions and contrasts to run, the retrieval depth ``k``, the
+the LLM backend (or none; ``llm.backend: transformers`` with ``model: smollm2-135m-instruct`` runs the
+packaged tiny model offline, see ``experiments/demo-llm.yml``), the conditions and contrasts to run, the retrieval depth ``k``, the
 bootstrap (``B`` replicates, ``seed``) and the pre-registered primary cell. Validation is strict:
 an unknown key or a wrong type raises :class:`ConfigError` naming the file and the dotted key.
 

@@ -152,3 +152,42 @@ def test_options_are_validated():
         TransformersBackend(LLMConfig(backend="transformers", transformers={"dtyp": "float32"}))
     with pytest.raises(ValueError, match="dtype one of"):
         TransformersBackend(LLMConfig(backend="transformers", transformers={"dtype": "int4"}))
+
+
+# --- the sampling rule (no model) ---------------------------------------------------------------------------
+
+
+def test_choose_is_greedy_at_temperature_zero_and_samples_the_nucleus():
+    import math
+
+    import torch
+
+    from ingest.llm.decoding import choose
+
+    logits = torch.tensor([math.log(0.5), math.log(0.3), math.log(0.2)])
+    g = torch.Generator().manual_seed(1)
+    assert choose(torch.tensor([1.0, 3.0, 3.0]), 0.0, 0.5, g) == 1  # first maximum; top_p ignored
+    # top_p 0.6: token 0 (mass before it 0) and token 1 (0.5 < 0.6) stay, token 2 (0.8) goes: p = 0.625 / 0.375
+    draws = [choose(logits, 1.0, 0.6, g) for _ in range(4000)]
+    assert set(draws) == {0, 1} and abs(draws.count(0) / 4000 - 0.625) < 0.03
+    # top_p 1: the full distribution
+    draws = [choose(logits, 1.0, 1.0, g) for _ in range(4000)]
+    assert abs(draws.count(2) / 4000 - 0.2) < 0.03
+    # the same seed replays the same draws
+    a, b = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    assert [choose(logits, 0.7, 0.9, a) for _ in range(50)] == [choose(logits, 0.7, 0.9, b) for _ in range(50)]
+    assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2 and common_prefix([[5], [6]]) == 0
+
+
+def test_batches_keep_a_documents_prompts_together_and_sort_the_rest_by_length():
+    from ingest.llm.decoding import Row
+
+    b = TransformersBackend(LLMConfig(backend="transformers", transformers={"batch_size": 3, "max_batch_tokens": 10_000}))
+    doc = list(range(1000, 1300))  # a 300-token shared prefix
+    rows = [Row(doc + [1, k], 0.0, 1.0, 10, 0) for k in range(4)]                   # 0-3: one document's chunks
+    rows += [Row([n] * n, 0.0, 1.0, 10, 0) for n in (500, 20, 300)]                 # 4-6: unrelated prompts
+    rows += [Row([9] * 4000, 0.0, 1.0, 10, 0), Row([8] * 4000, 0.0, 1.0, 10, 0)]    # 7-8: long ones
+    batches = b._batches(rows)
+    assert batches[:2] == [[0, 1, 2], [3]]  # the document run first, in prompt order
+    assert batches[2:] == [[5, 6, 4], [7, 8]]  # the rest by length; rows x (prompt + completion) <= 10,000
+    assert sorted(i for batch in batches for i in batch) == list(range(len(rows)))
