@@ -94,14 +94,10 @@ def wikipedia_subset(source: Path, n: int, folder: Path) -> Path:
 
 
 def run(args) -> dict:
-    import shutil
-
-    from ingest.chunking.contexts import generate_contexts
     from ingest.chunking.stage import chunk_corpus
     from ingest.corpora.qasper.load import load_qasper
     from ingest.corpora.wikipedia.load import load_wikipedia
     from ingest.genqueries import generate_queries
-    from ingest.structure.stage import induce, induction_report
 
     folder = Path(tempfile.mkdtemp(prefix="bench_llm_"))
     warehouse = Path(args.warehouse) if args.warehouse else folder / "bench.duckdb"
@@ -121,23 +117,43 @@ def run(args) -> dict:
     def emit(key: str) -> None:
         print(json.dumps({key: out[key]}, default=str), flush=True)
 
-    calls = llm.calls
-    queries = generate_queries(con, "wikipedia", llm)
-    out["queries"] = {k: v for k, v in queries.items() if k not in ("model", "backend")}
-    out["queries"]["rerun_generations"] = _rerun(llm, lambda: generate_queries(con, "wikipedia", llm))
-    out["queries"]["generations"] = llm.calls - calls - out["queries"]["rerun_generations"]
-    emit("queries")
-
-    # A1 on the first --contexts-docs documents of each corpus: a copy of the warehouse keeps only their fixed chunks
-    out["contexts"] = {}
+    stages = set(args.stages.split(","))
+    if "queries" in stages:
+        calls = llm.calls
+        queries = generate_queries(con, "wikipedia", llm)
+        out["queries"] = {k: v for k, v in queries.items() if k not in ("model", "backend")}
+        out["queries"]["rerun_generations"] = _rerun(llm, lambda: generate_queries(con, "wikipedia", llm))
+        out["queries"]["generations"] = llm.calls - calls - out["queries"]["rerun_generations"]
+        emit("queries")
+    if "contexts" in stages:
+        con.close()
+        out.update(_contexts(args, warehouse, folder, llm.backend))
+        emit("contexts")
+        con = connect(warehouse)
+        llm = open_llm(con, llm.backend, llm_config(args))
+    if "induce" in stages:
+        out["induction"] = _induction(args, con, llm)
+    out["llm_calls"] = dict(zip(("calls", "prompt_tokens", "completion_tokens", "cut", "empty"), con.execute(
+        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), count(*) FILTER (WHERE finish_reason = 'length'), "
+        "count(*) FILTER (WHERE trim(response_text) = '') FROM llm_calls").fetchone()))
     con.close()
+    return out
+
+
+def _contexts(args, warehouse: Path, folder: Path, backend) -> dict:
+    """A1 on the first --contexts-docs documents of each corpus: a copy of the warehouse keeps only their fixed chunks."""
+    import shutil
+
+    from ingest.chunking.contexts import generate_contexts
+
     copy = folder / "contexts.duckdb"
     shutil.copyfile(warehouse, copy)
     ccon = connect(copy)
+    out: dict = {}
     keep = [d for corpus in ("qasper", "wikipedia") for (d,) in ccon.execute(
         "SELECT doc_id FROM documents WHERE corpus = ? ORDER BY doc_id LIMIT ?", [corpus, args.contexts_docs]).fetchall()]
     ccon.execute("DELETE FROM chunks WHERE chunkset = 'fixed' AND doc_id NOT IN (SELECT unnest(?))", [keep])
-    cllm = open_llm(ccon, llm.backend, llm_config(args))
+    cllm = open_llm(ccon, backend, llm_config(args))
     report = generate_contexts(ccon, None, cllm)["corpora"]
     for corpus, r in report.items():
         r["seconds_per_chunk"] = round(r["seconds"] / max(r["chunks"], 1), 2)
@@ -152,11 +168,14 @@ def run(args) -> dict:
     out["contexts"] = report
     out["contexts_rerun_generations"] = _rerun(cllm, lambda: generate_contexts(ccon, None, cllm))
     ccon.close()
-    emit("contexts")
+    return out
 
-    con = connect(warehouse)
-    llm = open_llm(con, llm.backend, llm_config(args))
-    out["induction"] = {}
+
+def _induction(args, con, llm) -> dict:
+    from ingest.chunking.stage import chunk_corpus
+    from ingest.structure.stage import induce, induction_report
+
+    out = {}
     for corpus in ("qasper", "wikipedia"):
         started, calls = time.perf_counter(), llm.calls
         induce(con, "llm", corpus, llm, max_tokens=args.induce_max_tokens, show_progress=False)
@@ -167,12 +186,8 @@ def run(args) -> dict:
                      generations=llm.calls - calls)
         stats["rerun_generations"] = _rerun(llm, lambda c=corpus: induce(con, "llm", c, llm, max_tokens=args.induce_max_tokens,
                                                                          show_progress=False))
-        out["induction"][corpus] = stats
-        emit("induction")
-    out["llm_calls"] = dict(zip(("calls", "prompt_tokens", "completion_tokens", "cut", "empty"), con.execute(
-        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), count(*) FILTER (WHERE finish_reason = 'length'), "
-        "count(*) FILTER (WHERE trim(response_text) = '') FROM llm_calls").fetchone()))
-    con.close()
+        out[corpus] = stats
+        print(json.dumps({"induction": {corpus: stats}}, default=str), flush=True)
     return out
 
 
@@ -188,6 +203,7 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--qasper", type=int, default=20, help="QASPER papers (first N of the shared test file)")
     parser.add_argument("--wikipedia", type=int, default=10, help="Wikipedia articles (lowest page ids kept)")
+    parser.add_argument("--stages", default="queries,contexts,induce", help="comma-separated subset of the stages")
     parser.add_argument("--contexts-docs", type=int, default=10**6,
                         help="A1 contexts for the fixed chunks of the first N documents per corpus (default: all)")
     parser.add_argument("--induce-max-tokens", type=int, default=1024, help="cap on each structure answer")

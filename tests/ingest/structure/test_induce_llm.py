@@ -41,6 +41,18 @@ def test_parse_tolerates_prose_and_code_fences():
         assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
 
 
+def test_parse_keeps_the_complete_entries_of_a_cut_answer():
+    body = answer(("Intro", 1, 1, 2), ("Method", 1, 3, 4), ("Results", 1, 5, 9))
+    cut = body[:body.index('"Results"') + 12]  # cut inside the third entry, as at max_tokens
+    parsed = parse_answer("```json\n" + cut)
+    assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
+    assert parsed.problems == ["the answer's JSON never closes (cut off?): 2 complete section(s) read"]
+    assert "the answer's JSON never closes" in answer_violations(parsed, 9)[0]
+    headings, _ = repair(parsed.sections, 9)  # the repair closes the gap to the end
+    assert headings == [Heading(1, "Intro", 2), Heading(1, "Method", 7)]
+    assert parse_answer('{"sections": [').sections is None and parse_answer('{"sections": [{"tit').sections is None
+
+
 def test_parse_reports_not_json_and_schema_problems():
     assert parse_answer("I think the document has three sections.").sections is None
     assert parse_answer('{"sections": "none"}').problems == ['"sections" is a str, not a list']
