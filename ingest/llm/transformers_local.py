@@ -102,6 +102,7 @@ class TransformersBackend(LLMBackend):
         self._tokenizer = None
         self._lm = None
         self._window: int | None = None
+        self._prefix = None  # the last batch's shared prompt prefix, kept across calls (the cache sends 64 at a time)
 
     # --- lazily loaded parts ------------------------------------------------------------------------
     def _load_error(self, what: str, exc: Exception) -> LLMError:
@@ -184,9 +185,8 @@ class TransformersBackend(LLMBackend):
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         eos = self._eos()
         out: list[Completion | None] = [None] * len(rows)
-        prefix = None
         for batch in self._batches(rows):
-            decoded, prefix = decode(self.lm, [rows[i] for i in batch], eos=eos, pad=pad, prefix=prefix)
+            decoded, self._prefix = decode(self.lm, [rows[i] for i in batch], eos=eos, pad=pad, prefix=self._prefix)
             for i, (ids, finish) in zip(batch, decoded):
                 text = self.tokenizer.decode(ids, skip_special_tokens=True)
                 out[i] = Completion(text, finish, len(rows[i].ids), len(ids) + (finish == "stop"))

@@ -299,3 +299,28 @@ def test_a1_shows_a_document_longer_than_the_window_in_part(con):
     wide = WindowedScripted(lambda r: "A context.", window=10_000)
     again = generate_contexts(con, "wikipedia", LLMCache(con, wide, progress=False), max_tokens=20)["corpora"]["wikipedia"]
     assert again["documents_truncated"] == 0 and again["calls"] == n_fixed  # whole documents: new prompts
+
+
+def test_a_structural_passage_longer_than_the_window_is_cut_to_its_first_paragraphs(con):
+    from ingest.llm import LLMCache
+    from tests.ingest.structure.test_induce_llm import WindowedScripted
+
+    load_articles(con, 2)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+
+    def script(r):
+        return "Could you say which quokka anecdote the text gives?" if r.prompt.startswith("query_paraphrase") \
+            else "Which odd quokka fact appears?"
+
+    backend = WindowedScripted(script, window=100_000)
+    generate_queries(con, "wikipedia", LLMCache(con, backend, progress=False), seed=3, per_doc=1)
+    longest = {t: max(backend.prompt_tokens(r.messages) for r in backend.requests if r.prompt.startswith(f"query_{t}"))
+               for t in QUERY_TYPES}
+    assert longest["structural"] > longest["multihop"]  # a 3-paragraph section is the longest passage
+    narrow = WindowedScripted(script, window=longest["multihop"] + 96)
+    report = generate_queries(con, "wikipedia", LLMCache(con, narrow, progress=False), seed=3, per_doc=1)
+    f = report["funnel"]
+    assert f["structural"]["passage_truncated"] > 0 and all(f[t]["passage_truncated"] == 0 for t in QUERY_TYPES[:3])
+    assert all(narrow.prompt_tokens(r.messages) + 96 <= narrow.window for r in narrow.requests)
+    cut = [r for r in narrow.requests if r.prompt.startswith("query_structural")]
+    assert any("paragraph" in r.messages[0]["content"] for r in cut)  # still a passage, only shorter
