@@ -112,7 +112,7 @@ def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int
         if shown[i] < len(full[i]):
             result = replace(result, truncated_to=shown[i], detail=result.detail + (
                 f"; the document did not fit the model's context: the model saw paragraphs 1..{shown[i]} of "
-                f"{len(full[i])}, the rest was appended to the last section"))
+                f"{len(full[i])}" + (", the rest was appended to the last section" if result.rows else "")))
         if cut:
             result = replace(result, detail=result.detail + f"; {cut} answer(s) cut at max_tokens ({max_tokens})")
         results.append(replace(result, cut_answers=cut))
