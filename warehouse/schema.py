@@ -117,7 +117,8 @@ TABLES: dict[str, str] = {
         backend VARCHAR NOT NULL,
         created_at TIMESTAMP NOT NULL,
         prompt_tokens INTEGER,          -- tokens the model read / wrote, as the backend reports them
-        completion_tokens INTEGER       -- (NULL where a backend does not report them)""",
+        completion_tokens INTEGER,      -- (NULL where a backend does not report them)
+        finish_reason VARCHAR           -- 'stop' | 'length' (cut at max_tokens); NULL where the backend does not say""",
     "induction_log": """
         structure VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,

@@ -11,7 +11,15 @@ whitespace-trimmed, becomes ``prefix = context + "\\n\\n"`` with ``prefix_kind =
 The contextual-retrieval recipe targets 50-100 tokens; ``max_tokens`` (default 150 model tokens)
 caps the generation and the report gives the realized distribution (mean, quartiles, share in
 50..100). An empty answer gets no prefix: the chunk is quarantined (stage ``contexts``) and counted.
+An answer cut at ``max_tokens`` is kept (it still situates the chunk) and counted (``cut_at_max_tokens``).
 Rows of the corpus's fixed chunks are replaced in one transaction; every call goes through the cache.
+
+A document longer than the model's context window (a local model: SmolLM2 holds 8192 tokens) is shown
+truncated: title and the first ``k`` body paragraphs, the largest ``k`` for which the prompt with the
+document's longest chunk plus ``max_tokens`` fits (:func:`ingest.llm.fit.fit_count`); every chunk of
+that document gets the same shortened document, so all its prompts still share the document prefix
+(the transformers backend reads that prefix once per batch). ``document_truncated`` counts the chunks
+whose prompt showed a shortened document, ``documents_truncated`` the documents.
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ import pyarrow as pa
 from ingest.chunking.tokens import count_tokens
 from ingest.errors import IngestError
 from ingest.llm import LLMRequest, Sampling, as_llm, load_prompt
+from ingest.llm.fit import fit_count
 from warehouse.db import replace_where, transaction
 
 PROMPT = "contextual_chunk"
@@ -49,16 +58,22 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
     for name in corpora:
         t0, calls0, hits0 = time.perf_counter(), llm.calls, llm.hits
         rows = con.execute(
-            "SELECT c.chunk_id, c.char_start, c.char_end, d.text, d.source_file FROM chunks c JOIN documents d USING (doc_id) "
-            "WHERE c.chunkset = 'fixed' AND d.corpus = ? ORDER BY c.doc_id, c.chunk_idx", [name]).fetchall()
+            "SELECT c.chunk_id, c.char_start, c.char_end, d.text, d.source_file, c.doc_id FROM chunks c "
+            "JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' AND d.corpus = ? ORDER BY c.doc_id, c.chunk_idx",
+            [name]).fetchall()
         if not rows:
             raise IngestError("warehouse", f"corpus {name}", "has no fixed chunks", f"run `ragwh chunk --corpus {name}` first")
+        shown = _fitted_documents(con, llm, prompt, rows, max_tokens)
         requests = [
             LLMRequest(chunk_id, prompt.key,
-                       ({"role": "user", "content": prompt.render(document=text, chunk=text[s:e].strip())},), sampling)
-            for chunk_id, s, e, text, _ in rows
+                       ({"role": "user", "content": prompt.render(document=shown[doc_id][0], chunk=text[s:e].strip())},),
+                       sampling)
+            for chunk_id, s, e, text, _, doc_id in rows
         ]
-        answers = [a.strip() for a in llm.generate(requests, label=f"contexts [{name}]")]
+        completions = llm.complete(requests, label=f"contexts [{name}]")
+        answers = [c.text.strip() for c in completions]
+        n_cut = sum(c.cut for c in completions)
+        n_shortened = sum(shown[r[5]][1] for r in rows)
         keep = [i for i, a in enumerate(answers) if a]
         empty = [i for i, a in enumerate(answers) if not a]
         prefixes = [answers[i] + "\n\n" for i in keep]
@@ -78,8 +93,10 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
             "stage": [STAGE] * len(empty),
             "reason": ["model returned an empty context; the chunk has no llm_context prefix"] * len(empty),
         })
-        funnel = pa.table({"corpus": [name] * 3, "stage": [STAGE] * 3, "reason": ["input", "empty_answer", "kept"],
-                           "n": pa.array([len(rows), len(empty), len(keep)], pa.int64())})
+        reasons = {"input": len(rows), "empty_answer": len(empty), "kept": len(keep), "cut_at_max_tokens": n_cut,
+                   "document_truncated": n_shortened}
+        funnel = pa.table({"corpus": [name] * len(reasons), "stage": [STAGE] * len(reasons), "reason": list(reasons),
+                           "n": pa.array(list(reasons.values()), pa.int64())})
         scope = "chunk_id IN (SELECT c.chunk_id FROM chunks c JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' AND d.corpus = ?)"
         with transaction(con):
             replace_where(con, "chunk_prefixes", f"chunkset = 'fixed' AND prefix_kind = 'llm_context' AND {scope}", [name], table)
@@ -89,6 +106,10 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
             "chunks": len(rows),
             "contexts": len(keep),
             "empty_answers": len(empty),
+            "cut_at_max_tokens": n_cut,
+            "documents": len(shown),
+            "documents_truncated": sum(t for _, t in shown.values()),
+            "chunks_with_truncated_document": n_shortened,
             "calls": llm.calls - calls0,
             "cache_hits": llm.hits - hits0,
             "prefix_tokens_mean": float(tokens.mean()) if len(tokens) else None,
@@ -97,3 +118,28 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
             "seconds": time.perf_counter() - t0,
         }
     return report
+
+
+def _fitted_documents(con: duckdb.DuckDBPyConnection, llm, prompt, rows: list, max_tokens: int) -> dict[str, tuple[str, bool]]:
+    """Per document: the text shown in its prompts and whether it was shortened (module doc)."""
+    longest: dict[str, tuple[int, int, str]] = {}
+    for _, s, e, text, _, doc_id in rows:
+        if doc_id not in longest or e - s > longest[doc_id][1] - longest[doc_id][0]:
+            longest[doc_id] = (s, e, text)
+    ends: dict[str, list[int]] = {}
+    for doc_id, end in con.execute(
+            "SELECT doc_id, char_end FROM paragraphs WHERE doc_id IN (SELECT unnest(?)) ORDER BY doc_id, para_idx",
+            [sorted(longest)]).fetchall():
+        ends.setdefault(doc_id, []).append(end)
+    out = {}
+    for doc_id, (s, e, text) in longest.items():
+        cuts = ends.get(doc_id, [])
+        chunk = text[s:e].strip()
+
+        def shown(k: int, text=text, cuts=cuts) -> str:
+            return text if k == len(cuts) else text[:cuts[k - 1]] if k else text.split("\n\n", 1)[0]
+
+        k = fit_count(llm, len(cuts), lambda k, shown=shown, chunk=chunk: (
+            {"role": "user", "content": prompt.render(document=shown(k), chunk=chunk)},), max_tokens)
+        out[doc_id] = (shown(k), k < len(cuts))
+    return out

@@ -1,6 +1,6 @@
-"""The one interface every text generator implements, and the request it consumes.
+"""The one interface every text generator implements, the request it consumes and the completion it returns.
 
-A backend turns a batch of chat requests into one completion string each, in order. Backends never
+A backend turns a batch of chat requests into one :class:`Completion` each, in order. Backends never
 cache: :class:`ingest.llm.cache.LLMCache` sits in front of every backend, so a stage talks to the cache.
 """
 from __future__ import annotations
@@ -63,21 +63,58 @@ class LLMRequest:
         return json.dumps(self.payload(model), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+FINISH_REASONS = ("stop", "length")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer.
+
+    ``finish_reason``: ``stop`` (the model ended its answer) or ``length`` (cut at ``max_tokens``:
+    the text is a prefix of what the model would have written); None when the backend does not say.
+    ``prompt_tokens`` / ``completion_tokens``: tokens the model read (chat template included) and
+    wrote (the end-of-answer token included), None when the backend does not report them.
+    """
+
+    text: str
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.finish_reason is not None and self.finish_reason not in FINISH_REASONS:
+            raise ValueError(f"finish_reason {self.finish_reason!r} is not one of {', '.join(FINISH_REASONS)} or None")
+
+    @property
+    def cut(self) -> bool:
+        """True when the answer was cut at ``max_tokens``."""
+        return self.finish_reason == "length"
+
+
 class LLMError(RuntimeError):
     """A generation failed for good (after retries); the message names the item and what to do."""
 
 
 class LLMBackend(ABC):
-    """A text generator: ``generate(requests)`` returns one completion per request, in order."""
+    """A text generator: ``generate(requests)`` returns one :class:`Completion` per request, in order."""
 
-    #: short backend name recorded in ``llm_calls.backend`` ('openai', 'vllm', 'scripted')
+    #: short backend name recorded in ``llm_calls.backend`` ('openai', 'vllm', 'transformers', 'scripted')
     name: str
     #: the model identifier sent to the server / loaded by the engine (part of the cache key)
     model: str
 
     @abstractmethod
-    def generate(self, requests: Sequence[LLMRequest]) -> list[str]:
-        """Return the completion text for each request, in the order given."""
+    def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
+        """Return the completion of each request, in the order given."""
+
+    def context_window(self) -> int | None:
+        """Tokens (prompt + completion) the model holds, or None when unknown (prompts are then never fitted)."""
+        return None
+
+    def prompt_tokens(self, messages: Sequence[dict]) -> int:
+        """Tokens of ``messages`` as the model reads them (chat template applied); only backends with a
+        known :meth:`context_window` implement it."""
+        raise NotImplementedError(f"backend {self.name} does not count prompt tokens")
 
     def close(self) -> None:
         """Release connections or engines (no-op by default)."""

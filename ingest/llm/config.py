@@ -1,6 +1,6 @@
 """LLM configuration: the experiment config's ``llm:`` mapping, overridden by environment variables.
 
-Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm``,
+Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm`` | ``transformers``,
 ``RAGWH_LLM_BASE_URL``, ``RAGWH_LLM_MODEL``, ``RAGWH_LLM_API_KEY``, ``RAGWH_LLM_REPLAY_ONLY``), then the
 experiment config (a YAML file whose ``llm:`` mapping holds any field of :class:`LLMConfig` except
 ``api_key``), then the defaults below. The API key is read from the environment only, is sent as a
@@ -16,7 +16,9 @@ from typing import Any, Mapping
 
 import yaml
 
-BACKENDS = ("openai", "vllm")
+BACKENDS = ("openai", "vllm", "transformers")
+#: default answer-length caps (model tokens) of the LLM stages
+STAGE_MAX_TOKENS = {"induce": 4096, "contexts": 150, "queries": 96}
 ENV = {
     "backend": "RAGWH_LLM_BACKEND",
     "base_url": "RAGWH_LLM_BASE_URL",
@@ -41,6 +43,11 @@ class LLMConfig:
       loses at most one batch.
     - ``vllm``: extra keyword arguments for ``vllm.LLM(...)`` (e.g. ``tensor_parallel_size``,
       ``max_model_len``, ``gpu_memory_utilization``).
+    - ``transformers``: options of the in-process transformers backend (``device``, ``dtype``,
+      ``batch_size``, ``max_batch_tokens``, ``threads``; see :mod:`ingest.llm.transformers_local`).
+      With that backend ``model`` defaults to the packaged tiny model ``smollm2-135m-instruct``.
+    - ``max_tokens``: per-stage caps on an answer's length in model tokens, keys ``induce`` (4096),
+      ``contexts`` (150), ``queries`` (96); what ``ragwh run`` passes to the stages.
     """
 
     backend: str = "openai"
@@ -56,12 +63,22 @@ class LLMConfig:
     commit_every: int = 64
     replay_only: bool = False
     vllm: Mapping[str, Any] = field(default_factory=dict)
+    transformers: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"LLM backend {self.backend!r} unknown: set {ENV['backend']} to one of {', '.join(BACKENDS)}")
         if self.concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.commit_every < 1:
             raise ValueError("LLM config: concurrency >= 1, max_retries >= 0, timeout_s > 0 and commit_every >= 1 are required")
+        unknown = sorted(set(self.max_tokens) - set(STAGE_MAX_TOKENS))
+        if unknown or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
+            raise ValueError(f"llm.max_tokens: keys among {', '.join(STAGE_MAX_TOKENS)} with integer values >= 1, "
+                             f"got {dict(self.max_tokens)}")
+
+    def stage_max_tokens(self, stage: str) -> int:
+        """The answer-length cap of ``stage`` (``induce`` | ``contexts`` | ``queries``)."""
+        return int(self.max_tokens.get(stage, STAGE_MAX_TOKENS[stage]))
 
 
 def _truthy(value: str) -> bool:

@@ -1,13 +1,15 @@
 """A scripted stand-in backend FOR TESTS ONLY: it answers from a Python function, not from a model.
 
 Nothing it produces is a result. Its ``llm_calls`` rows carry ``backend = 'scripted'`` so they can
-never be mistaken for model output.
+never be mistaken for model output. ``respond`` returns the answer text (finish reason and token
+counts then NULL: a script reads and writes no tokens) or a whole :class:`Completion` (to script an
+answer cut at ``max_tokens``).
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ingest.llm.backend import LLMBackend, LLMRequest
+from ingest.llm.backend import Completion, LLMBackend, LLMRequest
 
 
 class ScriptedBackend(LLMBackend):
@@ -15,11 +17,12 @@ class ScriptedBackend(LLMBackend):
 
     name = "scripted"
 
-    def __init__(self, respond: Callable[[LLMRequest], str], model: str = "scripted-test-model"):
+    def __init__(self, respond: Callable[[LLMRequest], str | Completion], model: str = "scripted-test-model"):
         self.model = model
         self._respond = respond
         self.requests: list[LLMRequest] = []
 
-    def generate(self, requests: Sequence[LLMRequest]) -> list[str]:
+    def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         self.requests.extend(requests)
-        return [self._respond(r) for r in requests]
+        answers = [self._respond(r) for r in requests]
+        return [a if isinstance(a, Completion) else Completion(a) for a in answers]

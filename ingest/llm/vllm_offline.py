@@ -3,15 +3,17 @@
 One ``vllm.LLM`` is built lazily on the first batch; a batch goes through ``LLM.chat`` (the model's
 chat template, as the OpenAI server applies it) with one ``SamplingParams`` per request carrying that
 request's ``temperature``, ``top_p``, ``max_tokens`` and ``seed``, so results do not depend on how
-requests are grouped into batches.
+requests are grouped into batches. Token counts come from the outputs (``len(prompt_token_ids)``,
+``len(outputs[0].token_ids)``), the finish reason from ``outputs[0].finish_reason``.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any, Sequence
 
-from ingest.llm.backend import LLMBackend, LLMError, LLMRequest
+from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest
 from ingest.llm.config import ENV, LLMConfig
+from ingest.llm.openai_http import finish_reason
 
 
 def _import_vllm() -> Any:
@@ -43,7 +45,7 @@ class VLLMBackend(LLMBackend):
             self._engine = self._vllm.LLM(model=self.model, **kwargs)
         return self._engine
 
-    def generate(self, requests: Sequence[LLMRequest]) -> list[str]:
+    def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         if not requests:
             return []
         params = [
@@ -59,4 +61,6 @@ class VLLMBackend(LLMBackend):
         outputs = self._llm().chat(conversations, sampling_params=params, use_tqdm=True)
         if len(outputs) != len(requests):
             raise LLMError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
-        return [out.outputs[0].text for out in outputs]
+        return [Completion(out.outputs[0].text, finish_reason(out.outputs[0].finish_reason),
+                           len(out.prompt_token_ids) if out.prompt_token_ids is not None else None,
+                           len(out.outputs[0].token_ids)) for out in outputs]

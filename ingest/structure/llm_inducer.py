@@ -15,16 +15,25 @@ Per document (all documents go through each round as one cached batch):
 
 Every resulting tree is built with :func:`ingest.structure.segments.build_sections` and must pass
 :func:`ingest.structure.segments.verify_sections`; a tree that does not is ``failed`` with its violations.
+
+Long documents and cut answers: when the model's context window is known (a local model) and the
+whole numbered document plus ``max_tokens`` does not fit, the model is shown the first ``k``
+paragraphs that do (:func:`ingest.llm.fit.fit_count`); the answer is checked against those ``k``, and
+the unseen paragraphs ``k+1..n`` are appended to the last section (``truncated_to = k``, said in the
+detail). A correction conversation that would not fit the window is not sent: the document goes to
+the repair step (``correction_skipped``). An answer cut at ``max_tokens`` (finish reason ``length``)
+is usually broken JSON and takes the same correct -> repair path; ``cut_answers`` counts them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ingest.corpora.docs import StoredDoc
 from ingest.llm import LLMCache, LLMRequest, Sampling, load_prompt
+from ingest.llm.fit import fit_count
 from ingest.structure.llm_output import Parsed, answer_violations, parse_answer, repair, rows_for, to_headings
-from ingest.structure.segments import SectionRow
+from ingest.structure.segments import Heading, SectionRow
 
 MAX_LISTED = 20  # violations listed back to the model in the correction round
 STRUCTURE_PROMPT = "induce_structure"
@@ -33,13 +42,18 @@ CORRECTION_PROMPT = "induce_correction"
 
 @dataclass(frozen=True)
 class InductionResult:
-    """``status``: usable | repaired | failed; ``rows`` empty when failed."""
+    """``status``: usable | repaired | failed; ``rows`` empty when failed. ``truncated_to``: paragraphs
+    shown when the document did not fit the model's context (None: all); ``cut_answers``: answers cut
+    at max_tokens (0..2); ``correction_skipped``: the correction round did not fit the window."""
 
     doc_id: str
     status: str
     rows: list[SectionRow]
     detail: str
     self_corrected: bool = False
+    truncated_to: int | None = None
+    cut_answers: int = 0
+    correction_skipped: bool = False
 
 
 def numbered(paragraphs: Sequence[str]) -> str:
@@ -54,59 +68,93 @@ def _listing(violations: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _note(label: str, problems: Sequence[str]) -> str:
+    return f"{label}: {'; '.join(problems[:3])}" + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+
+
 def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int = 4096,
                     temperature: float = 0.0, seed: int | None = None) -> list[InductionResult]:
     """Induce a structure for every document (see module doc); results are in ``docs`` order."""
     ask = load_prompt(STRUCTURE_PROMPT)
     fix = load_prompt(CORRECTION_PROMPT)
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens, seed=llm.seed if seed is None else seed)
-    texts = [d.paragraph_texts() for d in docs]
-    first = [
-        LLMRequest(d.doc_id, ask.key, ({"role": "user", "content": ask.render(n_paragraphs=str(len(t)), paragraphs=numbered(t))},),
-                   sampling)
-        for d, t in zip(docs, texts)
-    ]
-    answers = llm.generate(first, label="induce:llm")
-    parsed = [parse_answer(a) for a in answers]
-    problems = [answer_violations(p, len(t)) for p, t in zip(parsed, texts)]
 
-    retry = [i for i, v in enumerate(problems) if v]
-    second = [
-        LLMRequest(docs[i].doc_id, fix.key, first[i].messages + (
-            {"role": "assistant", "content": answers[i]},
-            {"role": "user", "content": fix.render(violations=_listing(problems[i]), n_paragraphs=str(len(texts[i])))},
-        ), sampling)
-        for i in retry
-    ]
-    second_answers = dict(zip(retry, llm.generate(second, label="induce:llm correction"))) if second else {}
+    def first_messages(paragraphs: Sequence[str]) -> tuple[dict, ...]:
+        return ({"role": "user", "content": ask.render(n_paragraphs=str(len(paragraphs)), paragraphs=numbered(paragraphs))},)
+
+    full = [d.paragraph_texts() for d in docs]
+    shown = [fit_count(llm, len(t), lambda k, t=t: first_messages(t[:k]), max_tokens) for t in full]
+    texts = [t[:k] for t, k in zip(full, shown)]
+    todo = [i for i, k in enumerate(shown) if k > 0]
+    first = {i: LLMRequest(docs[i].doc_id, ask.key, first_messages(texts[i]), sampling) for i in todo}
+    answers = dict(zip(todo, llm.complete([first[i] for i in todo], label="induce:llm")))
+    parsed = {i: parse_answer(answers[i].text) for i in todo}
+    problems = {i: answer_violations(parsed[i], len(texts[i])) for i in todo}
+
+    conversations = {
+        i: first[i].messages + (
+            {"role": "assistant", "content": answers[i].text},
+            {"role": "user", "content": fix.render(violations=_listing(problems[i]), n_paragraphs=str(len(texts[i])))})
+        for i in todo if problems[i]}
+    skipped = {i for i, m in conversations.items() if not llm.fits(m, max_tokens)}
+    retry = [i for i in conversations if i not in skipped]
+    second = [LLMRequest(docs[i].doc_id, fix.key, conversations[i], sampling) for i in retry]
+    second_answers = dict(zip(retry, llm.complete(second, label="induce:llm correction"))) if second else {}
 
     results = []
     for i, doc in enumerate(docs):
-        if not problems[i]:
-            results.append(_finish(doc, to_headings(parsed[i].sections), "usable", "valid first answer"))
+        if i not in answers:
+            results.append(InductionResult(doc.doc_id, "failed", [], "not even the first paragraph fits the model's "
+                                           "context window", truncated_to=0))
             continue
-        again = parse_answer(second_answers[i])
-        remaining = answer_violations(again, len(texts[i]))
-        first_note = f"first answer: {'; '.join(problems[i][:3])}" + (f" (+{len(problems[i]) - 3} more)" if len(problems[i]) > 3 else "")
-        if not remaining:
-            results.append(_finish(doc, to_headings(again.sections), "usable", f"self-corrected; {first_note}", True))
-            continue
-        source: Parsed | None = again if again.sections else (parsed[i] if parsed[i].sections else None)
-        second_note = f"corrected answer: {'; '.join(remaining[:3])}" + (f" (+{len(remaining) - 3} more)" if len(remaining) > 3 else "")
-        if source is None:
-            results.append(InductionResult(doc.doc_id, "failed", [], f"no sections to repair; {first_note}; {second_note}"))
-            continue
-        headings, actions = repair(source.sections, len(texts[i]))
-        if not headings:
-            results.append(InductionResult(doc.doc_id, "failed", [], f"repair left nothing ({'; '.join(actions)}); {second_note}"))
-            continue
-        which = "corrected" if source is again else "first"
-        results.append(_finish(doc, headings, "repaired",
-                               f"repaired {which} answer: {'; '.join(actions) or 'no change needed'}; {second_note}"))
+        cut = int(answers[i].cut) + int(i in second_answers and second_answers[i].cut)
+        result = _judge(doc, len(texts[i]), parsed[i], problems[i], second_answers.get(i), i in skipped)
+        if shown[i] < len(full[i]):
+            result = replace(result, truncated_to=shown[i], detail=result.detail + (
+                f"; the document did not fit the model's context: the model saw paragraphs 1..{shown[i]} of "
+                f"{len(full[i])}" + (", the rest was appended to the last section" if result.rows else "")))
+        if cut:
+            result = replace(result, detail=result.detail + f"; {cut} answer(s) cut at max_tokens ({max_tokens})")
+        results.append(replace(result, cut_answers=cut))
     return results
 
 
-def _finish(doc: StoredDoc, headings, status: str, detail: str, self_corrected: bool = False) -> InductionResult:
+def _judge(doc: StoredDoc, n_shown: int, parsed: Parsed, problems: list[str], second, skipped: bool) -> InductionResult:
+    """The status of one document from its first answer and (if any) its corrected answer."""
+    if not problems:
+        return _finish(doc, n_shown, to_headings(parsed.sections), "usable", "valid first answer")
+    first_note = _note("first answer", problems)
+    if skipped:
+        again, remaining = Parsed(None, []), []
+        second_note = "correction round skipped: the conversation does not fit the model's context window"
+    else:
+        again = parse_answer(second.text)
+        remaining = answer_violations(again, n_shown)
+        if not remaining:
+            return _finish(doc, n_shown, to_headings(again.sections), "usable", f"self-corrected; {first_note}", True)
+        second_note = _note("corrected answer", remaining)
+    source: Parsed | None = again if again.sections else (parsed if parsed.sections else None)
+    if source is None:
+        return InductionResult(doc.doc_id, "failed", [], f"no sections to repair; {first_note}; {second_note}",
+                               correction_skipped=skipped)
+    headings, actions = repair(source.sections, n_shown)
+    if not headings:
+        return InductionResult(doc.doc_id, "failed", [], f"repair left nothing ({'; '.join(actions)}); {second_note}",
+                               correction_skipped=skipped)
+    which = "corrected" if source is again else "first"
+    result = _finish(doc, n_shown, headings, "repaired",
+                     f"repaired {which} answer: {'; '.join(actions) or 'no change needed'}; {second_note}")
+    return replace(result, correction_skipped=skipped)
+
+
+def _finish(doc: StoredDoc, n_shown: int, headings: list[Heading], status: str, detail: str,
+            self_corrected: bool = False) -> InductionResult:
+    """Rows of ``headings`` (which tile the first ``n_shown`` paragraphs; the unseen rest goes to the
+    last heading that owns paragraphs), verified."""
+    unseen = len(doc.paragraphs) - n_shown
+    if unseen:
+        last = max(k for k, h in enumerate(headings) if h.n_paragraphs > 0)
+        headings = [replace(h, n_paragraphs=h.n_paragraphs + unseen) if k == last else h for k, h in enumerate(headings)]
     rows, violations, dropped = rows_for(headings, doc.paragraphs)
     if violations:
         return InductionResult(doc.doc_id, "failed", [], f"tree fails verification: {'; '.join(violations[:5])}")

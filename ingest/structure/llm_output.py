@@ -3,7 +3,9 @@
 The expected answer is ``{"sections": [{"title", "level", "first_paragraph", "last_paragraph"}]}``
 with 1-based inclusive paragraph numbers (see ``prompts/induce_structure.v1.txt``). Prose or code
 fences around the JSON are tolerated: the first JSON object in the text that has a ``sections`` key
-is used. Integral numbers written as floats or digit strings are accepted as integers.
+is used. Integral numbers written as floats or digit strings are accepted as integers. An answer
+whose JSON never closes (typically cut at max_tokens) keeps the complete entries of its
+``"sections": [`` list, with a problem saying so (the correct -> repair path takes it from there).
 """
 from __future__ import annotations
 
@@ -61,11 +63,32 @@ def _find_object(text: str) -> dict | None:
     return None
 
 
+def _open_list(text: str) -> list | None:
+    """The complete objects of a ``"sections": [`` list that never closes (None when there is none)."""
+    found = re.search(r'"sections"\s*:\s*\[', text)
+    if found is None:
+        return None
+    decoder, pos, items = json.JSONDecoder(), found.end(), []
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            item, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return items or None
+        items.append(item)
+
+
 def parse_answer(text: str) -> Parsed:
     """Extract the section list from a model answer, collecting every schema problem."""
     obj = _find_object(text)
+    cut: list[str] = []
     if obj is None:
-        return Parsed(None, ['no JSON object with a "sections" key found in the answer'])
+        items = _open_list(text)
+        if items is None:
+            return Parsed(None, ['no JSON object with a "sections" key found in the answer'])
+        obj = {"sections": items}
+        cut = [f"the answer's JSON never closes (cut off?): {len(items)} complete section(s) read"]
     items = obj["sections"]
     if not isinstance(items, list):
         return Parsed(None, [f'"sections" is a {type(items).__name__}, not a list'])
@@ -87,7 +110,7 @@ def parse_answer(text: str) -> Parsed:
                 problems.append(f"section {k}: {key} missing or not an integer ({item.get(key)!r})")
         sections.append(RawSection(_WS.sub(" ", title).strip(), values["level"],
                                    values["first_paragraph"], values["last_paragraph"]))
-    return Parsed(sections, problems)
+    return Parsed(sections, cut + problems)
 
 
 def answer_violations(parsed: Parsed, n_paragraphs: int) -> list[str]:

@@ -5,7 +5,9 @@ every document of ``corpus`` (default: every corpus that has gold structure), an
 transaction per corpus replaces that corpus's ``sections`` rows of the structure, its
 ``induction_log`` rows (status usable / repaired / failed and why), its ``quarantine`` rows of stage
 ``induce:<inducer>`` (one per failed document, with the violations) and its ``funnel`` rows of the
-same stage (``input``, ``usable``, ``self_corrected``, ``repaired``, ``failed``, ``kept``). Failed
+same stage (``input``, ``usable``, ``self_corrected``, ``repaired``, ``failed``, ``kept``; for the LLM
+inducer also ``truncated`` (documents shown only in part: longer than the model's context),
+``cut_answers`` (answers cut at max_tokens) and ``correction_skipped``). Failed
 documents get no induced sections; nothing is loaded half-verified.
 
 With ``chunk=True`` the corpus is re-chunked afterwards (:func:`ingest.chunking.stage.chunk_corpus`) and
@@ -37,13 +39,14 @@ INDUCERS = ("texttiling", "llm")
 
 def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = None, backend: Any = None, *,
            params: TextTilingParams = TextTilingParams(), embedder: str | None = None, chunk: bool = False,
-           show_progress: bool = True, precision: str | None = "auto") -> dict:
+           show_progress: bool = True, precision: str | None = "auto", max_tokens: int = 4096) -> dict:
     """Induce, verify and load structure ``induced:<inducer>``; return the report (module doc).
     TextTiling's paragraph vectors come from ``embedder`` computing in ``precision``
     (:mod:`ingest.retrieval.precision`).
 
     ``backend`` (llm only): an :class:`ingest.llm.LLMCache`, a bare :class:`ingest.llm.LLMBackend`
-    (put behind the cache), or None for the configured one (``RAGWH_LLM_*``)."""
+    (put behind the cache), or None for the configured one (``RAGWH_LLM_*``); ``max_tokens`` caps each
+    structure answer (llm only)."""
     if inducer not in INDUCERS:
         raise ValueError(f"unknown inducer {inducer!r}: use one of {', '.join(INDUCERS)}")
     corpora = [corpus] if corpus is not None else structured_corpora(con)
@@ -63,7 +66,7 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
         empty = [d for d in docs if not d.paragraphs]
         todo = [d for d in docs if d.paragraphs]
         if inducer == "llm":
-            results = induce_with_llm(todo, llm)
+            results = induce_with_llm(todo, llm, max_tokens=max_tokens)
             extra = {}
         else:
             results, extra = induce_with_texttiling(con, todo, params, embedder, show_progress=show_progress,
@@ -73,7 +76,8 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
         _load(con, structure, name, docs, results)
         report["corpora"][name] = extra
     if llm is not None:
-        report["llm"] = {"model": llm.model, "backend": llm.backend_name, "calls": llm.calls, "cache_hits": llm.hits}
+        report["llm"] = {"model": llm.model, "backend": llm.backend_name, "calls": llm.calls, "cache_hits": llm.hits,
+                         "cut": llm.cut, "empty": llm.empty}
     if chunk:
         from ingest.chunking.stage import chunk_corpus
 
@@ -126,6 +130,10 @@ def _load(con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: lis
         "failed": len(failed),
         "kept": sum(r.status != "failed" for r in results),
     }
+    if structure == "induced:llm":
+        counts.update({"truncated": sum(r.truncated_to is not None for r in results),
+                       "cut_answers": sum(r.cut_answers for r in results),
+                       "correction_skipped": sum(r.correction_skipped for r in results)})
     funnel = pa.table({"corpus": [corpus] * len(counts), "stage": [stage] * len(counts),
                        "reason": list(counts), "n": pa.array(list(counts.values()), pa.int64())})
     scope = "doc_id IN (SELECT doc_id FROM documents WHERE corpus = ?)"
@@ -170,6 +178,9 @@ def induction_report(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str, 
         "mean_top_level_gold": sec[4],
         "documents_with_gold": sec[5],
     }
+    for key in ("truncated", "cut_answers", "correction_skipped"):
+        if key in counts:
+            out[key] = counts[key]
     if with_spans:
         matched, total, n_docs = con.execute(
             """

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from warehouse.commands.induce import _llm
+from warehouse.commands.induce import _llm, tiny_label
 
 CONFIG_HELP = "experiment YAML whose llm: mapping configures the LLM (RAGWH_LLM_* override it)"
 
@@ -33,7 +33,8 @@ def generate_queries_command(
     replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
     seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed (default: the LLM config's seed)"),
     per_doc: int = typer.Option(3, "--per-doc", help="candidate spans per document and query type"),
-    final_per_type: Optional[int] = typer.Option(None, "--final-per-type", help="cap on the balanced finals per type"),
+    final_per_type: int = typer.Option(250, "--final-per-type", min=1,
+                                       help="per-type cap: finals_t = min(cap, paraphrase survivors_t)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Sample gold spans, have the LLM write and paraphrase queries, filter leakage, load balanced finals."""
@@ -58,6 +59,7 @@ def _run(name: str, work, warehouse: Optional[str]) -> None:
     finally:
         con.close()
     console.print_json(json.dumps(report, default=str))
+    tiny_label(console, report.get("model", ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,7 @@ def induce_command(
     config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML whose llm: mapping configures the LLM"),
     replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
     chunk: bool = typer.Option(True, "--chunk/--no-chunk", help="re-chunk afterwards and report span identity"),
+    max_tokens: int = typer.Option(4096, "--max-tokens", min=1, help="cap on each structure answer (llm; model tokens)"),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Induce, verify and load structure induced:<inducer>; print usable/repaired/failed and the comparison with gold."""
@@ -31,7 +32,7 @@ def induce_command(
     con = connect(warehouse)
     try:
         backend = _llm(con, config, replay_only) if inducer == "llm" else None
-        report = induce(con, inducer, corpus, backend, chunk=chunk)
+        report = induce(con, inducer, corpus, backend, chunk=chunk, max_tokens=max_tokens)
     except (IngestError, LLMError, ValueError) as exc:
         console.print(f"[red]induce failed:[/] {exc}", soft_wrap=True)
         raise typer.Exit(1) from None
@@ -51,11 +52,22 @@ def induce_command(
             f"{name}: {r['documents']} documents, {r['usable']} usable ({r['self_corrected']} self-corrected, "
             f"{r['repaired']} repaired), {r['failed']} failed; sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
             f"top-level/doc {_pair(r['mean_top_level_induced'], r['mean_top_level_gold'])}; "
-            f"induced chunk spans identical to a gold chunk span: {span}", soft_wrap=True)
+            f"induced chunk spans identical to a gold chunk span: {span}"
+            + (f"; {r['truncated']} shown truncated (longer than the model's context), {r['cut_answers']} answers cut at "
+               f"max_tokens, {r['correction_skipped']} corrections skipped" if "truncated" in r else ""), soft_wrap=True)
     if "llm" in report:
         llm = report["llm"]
         console.print(f"LLM {llm['model']} via {llm['backend']}: {llm['calls']} calls, {llm['cache_hits']} cache hits")
+        tiny_label(console, llm["model"])
     console.print(f"{report['seconds']:.1f} s")
+
+
+def tiny_label(console: Console, model: str) -> None:
+    """Say that a tiny demo model made this output (its figures are never results)."""
+    from ingest.llm.local_models import TINY_MODEL_LABEL, is_tiny_model
+
+    if is_tiny_model(model):
+        console.print(f"[bold yellow]{TINY_MODEL_LABEL}[/]", soft_wrap=True)
 
 
 def _pair(induced: float | None, gold: float | None) -> str:

@@ -45,8 +45,9 @@ def run_command(
             console.print(f"[red]--limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)}[/]")
             raise typer.Exit(2)
         cfg = dataclasses.replace(cfg, limit=limit)
-    if cfg.demo:
-        console.print(Panel(DEMO_BANNER, style="bold yellow"))
+    banners = [b for b, on in ((DEMO_BANNER, cfg.demo), (_tiny_banner(cfg), cfg.llm.tiny)) if on]
+    for banner in banners:
+        console.print(Panel(banner, style="bold yellow"))
     pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
     try:
         pipeline.run()
@@ -54,8 +55,14 @@ def run_command(
         console.print(f"[red]run failed:[/] {exc}", soft_wrap=True)
         raise typer.Exit(1)
     print_summary(console, pipeline)
-    if cfg.demo:
-        console.print(Panel(DEMO_BANNER, style="bold yellow"))
+    for banner in banners:
+        console.print(Panel(banner, style="bold yellow"))
+
+
+def _tiny_banner(cfg) -> str:
+    from ingest.llm.local_models import TINY_MODEL_LABEL
+
+    return f"{TINY_MODEL_LABEL} (llm.model: {cfg.llm.model})"
 
 
 def print_summary(console: Console, pipeline) -> None:

@@ -2,7 +2,8 @@
 
 A config names the corpora and their source files (relative to the data directory), the embedders
 (exactly one marked ``strong``: the primary cell's embedder), the rerankers, the structure inducer,
-the LLM backend (or none), the conditions and contrasts to run, the retrieval depth ``k``, the
+the LLM backend (or none; ``llm.backend: transformers`` with ``model: smollm2-135m-instruct`` runs the
+packaged tiny model offline, see ``experiments/demo-llm.yml``), the conditions and contrasts to run, the retrieval depth ``k``, the
 bootstrap (``B`` replicates, ``seed``) and the pre-registered primary cell. Validation is strict:
 an unknown key or a wrong type raises :class:`ConfigError` naming the file and the dotted key.
 
@@ -48,7 +49,7 @@ DEFAULT_CONFIG = EXPERIMENTS_DIR / "default.yml"
 LOADERS = ("qasper", "wikipedia", "beir", "hotpotqa")
 #: Inducers with an implementation (``inducer``); ``llm`` needs an LLM backend.
 INDUCERS = ("texttiling", "llm")
-LLM_BACKENDS = ("none", "openai", "vllm")
+LLM_BACKENDS = ("none", "openai", "vllm", "transformers")
 #: Precisions a config may ask for (``precision``, ``embedders[].precision``, ``rerankers[].precision``).
 PRECISIONS = ("auto", "fp32", "bf16")
 #: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
@@ -102,7 +103,18 @@ class LLMSpec:
 
     @property
     def model(self) -> str | None:
-        return self.settings.get("model") or os.environ.get("RAGWH_LLM_MODEL")
+        """The model the stages will use (the transformers backend defaults to the packaged tiny model)."""
+        from ingest.llm.local_models import DEFAULT_LOCAL_MODEL
+
+        named = os.environ.get("RAGWH_LLM_MODEL") or self.settings.get("model")
+        return named or (DEFAULT_LOCAL_MODEL if self.backend == "transformers" else None)
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the LLM stages run a tiny demo model (their output is then labelled, never a result)."""
+        from ingest.llm.local_models import is_tiny_model
+
+        return self.backend != "none" and is_tiny_model(self.model)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ Stages, in order, each over the config's corpora / embedders / rerankers::
            -> retrieve -> rerank -> dbt build +tag:evaluation -> report
 
 ``queries`` (LLM-generated, leakage-filtered queries) runs for Wikipedia corpora whose config
-option ``generate_queries`` is true (the default) when an LLM backend is configured; ``contexts``
+option ``generate_queries`` is true (the default) when an LLM backend is configured (option
+``final_per_type``: the per-type cap on the finals, 250); ``contexts``
 (A1's LLM-written chunk contexts) runs when A1 is among the runnable conditions. ``induce`` runs on
 structured corpora (QASPER, Wikipedia) only; BEIR and HotpotQA documents get their one ``doc`` chunk.
 
@@ -99,6 +100,7 @@ class Pipeline:
         self.report_path = report_path or REPORTS_DIR / f"{config.name}.html"
         self.outcome = RunOutcome(config, self.warehouse, None)
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
         self.fingerprints: dict[tuple[str, str], str] = {}
 
     # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
@@ -154,7 +156,7 @@ class Pipeline:
             summary = load(self.con, files, corpus=corpus.name, limit=self.config.limit)
         elif corpus.loader == "wikipedia":
             from ingest.corpora.wikipedia.load import load_wikipedia as load
-            options = {k: v for k, v in corpus.options.items() if k != "generate_queries"}
+            options = {k: v for k, v in corpus.options.items() if k not in ("generate_queries", "final_per_type")}
             summary = load(self.con, files[0], corpus=corpus.name, **options)
         elif corpus.loader == "beir":
             from ingest.corpora.beir import load_beir as load
@@ -186,10 +188,14 @@ class Pipeline:
             self.stage("queries", corpus.name, parts, lambda c=corpus.name: self._queries_one(c))
 
     def _queries_one(self, corpus: str) -> str:
+        from ingest.genqueries.stage import FINAL_PER_TYPE
         from ingest.genqueries.stage import generate_queries as generate
-        generate(self.con, corpus, self._llm_backend())
-        n = self.con.execute("SELECT count(*) FROM queries WHERE corpus = ?", [corpus]).fetchone()[0]
-        return f"{n} generated queries"
+        options = next(c.options for c in self.config.corpora if c.name == corpus)
+        llm = self._llm_backend()
+        report = generate(self.con, corpus, llm, final_per_type=options.get("final_per_type", FINAL_PER_TYPE),
+                          max_tokens=self._llm_config().stage_max_tokens("queries"))
+        finals = ", ".join(f"{t} {n}" for t, n in report["finals"].items())
+        return f"{sum(report['finals'].values())} generated queries ({finals}; cap {report['final_per_type_cap']})" + self._tiny()
 
     def induce(self) -> None:
         for corpus in self.config.corpora:
@@ -202,18 +208,34 @@ class Pipeline:
 
     def _induce_one(self, corpus: str) -> str:
         from ingest.structure.stage import induce as induce
-        induce(self.con, self.config.inducer, corpus, self._llm_backend(), precision=self.config.precision)
+        llm = self._llm_backend()
+        max_tokens = self._llm_config().stage_max_tokens("induce") if llm is not None else 4096
+        induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision)
         rows = self.con.execute(
             "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
             [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
-        return f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
+        return (f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
+                + (self._tiny() if self.config.inducer == "llm" else ""))
+
+    def _llm_config(self) -> Any:
+        from ingest.llm import load_llm_config
+
+        return load_llm_config({"backend": self.config.llm.backend, **self.config.llm.settings})
+
+    def _tiny(self) -> str:
+        """The label every stage detail made by a tiny model carries."""
+        return " [tiny-model output, not results]" if self.config.llm.tiny else ""
 
     def _llm_backend(self) -> Any:
+        """The cached LLM for a stage (None without a backend); the backend itself is built once per run."""
         if self.config.llm.backend == "none":
             return None
-        from ingest.llm import load_llm_config, open_llm
+        from ingest.llm import make_backend, open_llm
 
-        return open_llm(self.con, config=load_llm_config({"backend": self.config.llm.backend, **self.config.llm.settings}))
+        config = self._llm_config()
+        if self._backend is None and not config.replay_only:
+            self._backend = make_backend(config)
+        return open_llm(self.con, self._backend, config)
 
     def chunk(self) -> None:
         for corpus in self.config.corpora:
@@ -230,10 +252,12 @@ class Pipeline:
 
     def _contexts_one(self, corpus: str) -> str:
         from ingest.chunking.contexts import generate_contexts as generate
-        generate(self.con, corpus, self._llm_backend(), tokenizer=self.config.strong_embedder.model)
+        report = generate(self.con, corpus, self._llm_backend(), tokenizer=self.config.strong_embedder.model,
+                          max_tokens=self._llm_config().stage_max_tokens("contexts"))["corpora"][corpus]
         n = self.con.execute("SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context' AND "
                              "contains(chunk_id, ?)", [f"|{corpus}/"]).fetchone()[0]
-        return f"{n} llm_context prefixes"
+        return (f"{n} llm_context prefixes ({report['empty_answers']} empty answers, {report['cut_at_max_tokens']} cut at "
+                f"max_tokens, {report['documents_truncated']} documents shortened to the context window)" + self._tiny())
 
     def _chunk_one(self, corpus: str) -> str:
         from ingest.chunking.stage import chunk_corpus as chunk

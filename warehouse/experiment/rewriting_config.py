@@ -60,8 +60,7 @@ LOADERS = ("hotpotqa", "beir", "enterprise_rag", "ambignq")
 PATH_OPTIONS = {"enterprise_rag": "documents", "ambignq": "passages"}
 LOADER_OPTIONS = {"hotpotqa": {"split", "limit"}, "beir": {"split"}, "enterprise_rag": {"documents"},
                   "ambignq": {"passages"}}
-#: LLMs whose output only exercises the pipeline: everything they produce is labelled, never a result
-TINY_MODELS = ("smollm2-135m-instruct",)
+#: the banner of rewrites from a tiny model (ingest.llm.local_models.is_tiny_model): labelled, never a result
 TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from {model} (a 135M-parameter model that "
               "runs anywhere); they exercise the pipeline and do not reproduce the study. Serve a real model "
               "(llm.backend openai / vllm) for results.")
@@ -92,8 +91,10 @@ class RewritingConfig:
     @property
     def tiny_model_label(self) -> str | None:
         """The banner for tiny-model output, None for any other model."""
+        from ingest.llm.local_models import is_tiny_model
+
         model = self.llm.model or ""
-        return TINY_LABEL.format(model=model) if model.lower() in TINY_MODELS else None
+        return TINY_LABEL.format(model=model) if self.llm.backend != "none" and is_tiny_model(model) else None
 
     def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
         """The corpus's source files under ``data`` (the loader's path option is checked by the loader)."""

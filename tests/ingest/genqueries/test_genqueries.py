@@ -96,3 +96,13 @@ def test_sampling_is_seeded_and_follows_the_type_rules():
         assert len(c.spans) == 2 and c.spans[0] < c.spans[1] and top_of(c.spans[0]) != top_of(c.spans[1])
     for c in by_type["structural"]:
         assert c.spans[0] in {(r.char_start, r.char_end) for r in tops}
+
+
+def test_the_stage_modules_import_on_their_own():
+    """`ragwh generate-queries` imports ingest.genqueries first: no import cycle through ingest.corpora.docs."""
+    import subprocess
+    import sys
+
+    for module in ("ingest.corpora.docs", "ingest.genqueries", "ingest.chunking.contexts"):
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+        assert done.returncode == 0, (module, done.stderr[-500:])

@@ -1,7 +1,8 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests: ``POST /v1/chat/completions``.
 
 Answers come from a Python function of the request body (a test stand-in for a model, never a
-result). ``plan`` scripts the next responses: an ``int`` answers with that HTTP status and an error
+result): a string (finish reason ``stop``, no ``usage``) or a dict with ``content`` and optionally
+``finish_reason`` and ``usage`` (to script an answer cut at max_tokens and token counts). ``plan`` scripts the next responses: an ``int`` answers with that HTTP status and an error
 body, a ``float`` sleeps that many seconds before answering normally. Every request body is
 recorded, and the largest number of requests in flight at once is tracked.
 """
@@ -47,10 +48,14 @@ class ChatServer:
                         self._send(action, {"error": {"message": f"scripted status {action}"}})
                         return
                     time.sleep(action if isinstance(action, float) else server.delay_s)
-                    content = server.respond(body)
-                    self._send(200, {"id": "test", "object": "chat.completion", "model": body.get("model"),
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": content}}]})
+                    answer = server.respond(body)
+                    answer = answer if isinstance(answer, dict) else {"content": answer}
+                    payload = {"id": "test", "object": "chat.completion", "model": body.get("model"),
+                               "choices": [{"index": 0, "finish_reason": answer.get("finish_reason", "stop"),
+                                            "message": {"role": "assistant", "content": answer["content"]}}]}
+                    if "usage" in answer:
+                        payload["usage"] = answer["usage"]
+                    self._send(200, payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:

@@ -9,6 +9,7 @@ import types
 import pytest
 
 from ingest.llm import (
+    Completion,
     LLMCache,
     LLMCacheMiss,
     LLMConfig,
@@ -55,7 +56,7 @@ def test_config_rejects_api_key_unknown_keys_and_bad_backend():
         load_llm_config({"temprature": 1}, env={})
     with pytest.raises(ValueError, match="llm.backend: none"):
         load_llm_config({"backend": "none"}, env={})
-    with pytest.raises(ValueError, match="openai, vllm"):
+    with pytest.raises(ValueError, match="openai, vllm, transformers"):
         load_llm_config({}, env={"RAGWH_LLM_BACKEND": "ollama"})
 
 
@@ -153,7 +154,7 @@ def test_http_backend_sends_openai_requests(con):
         assert isinstance(backend, OpenAIHTTPBackend)
         out = backend.generate([req("a", "one", seed=5), req("b", "two")])
         backend.close()
-    assert out == ["re: one", "re: two"]
+    assert out == [Completion("re: one", "stop"), Completion("re: two", "stop")]
     first = next(b for b in server.bodies if b["messages"][0]["content"] == "one")
     assert first == {"model": "test-model", "messages": [{"role": "user", "content": "one"}], "temperature": 0.0,
                      "top_p": 1.0, "max_tokens": 1024, "seed": 5}
@@ -165,7 +166,7 @@ def test_http_retries_a_500_then_succeeds(con):
         server.plan = [500]
         sleeps = []
         backend = OpenAIHTTPBackend(http_config(server, backoff_s=0.5), sleep=sleeps.append)
-        assert backend.generate([req("a")]) == ["ok"]
+        assert [c.text for c in backend.generate([req("a")])] == ["ok"]
     assert server.n_requests == 2
     assert sleeps == [0.5]
 
@@ -193,7 +194,7 @@ def test_http_timeout_is_retried_then_fails(con):
     with ChatServer(lambda body: "slow but fine") as server:
         server.plan = [1.0]  # first answer comes after 1 s, the client waits 0.3 s
         backend = OpenAIHTTPBackend(http_config(server, timeout_s=0.3, max_retries=1))
-        assert backend.generate([req("a")]) == ["slow but fine"]
+        assert [c.text for c in backend.generate([req("a")])] == ["slow but fine"]
         assert server.n_requests == 2
         server.plan = [1.0, 1.0]
         with pytest.raises(LLMError, match="ReadTimeout"):
@@ -217,6 +218,25 @@ def test_http_bad_payload_is_a_clear_error(con):
     with ChatServer(lambda body: None) as server:  # content null
         with pytest.raises(LLMError, match="non-text content"):
             OpenAIHTTPBackend(http_config(server)).generate([req("a")])
+
+
+def test_http_usage_and_cut_answers_are_stored_and_replayed(con):
+    """usage -> prompt/completion tokens, finish_reason 'length' -> a cut answer, known again from the cache."""
+    def respond(body):
+        if last_user_message(body) == "long":
+            return {"content": "a cut ans", "finish_reason": "length",
+                    "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}}
+        return {"content": "", "finish_reason": "eos"}  # empty, no usage: counts are NULL
+
+    with ChatServer(respond) as server:
+        llm = open_llm(con, config=http_config(server), progress=False)
+        out = llm.complete([req("a", "long"), req("b", "short")])
+    assert out == [Completion("a cut ans", "length", 12, 4), Completion("", "stop", None, None)]
+    assert (llm.cut, llm.empty) == (1, 1)
+    assert con.execute("SELECT item_id, finish_reason, prompt_tokens, completion_tokens FROM llm_calls ORDER BY 1").fetchall() \
+        == [("a", "length", 12, 4), ("b", "stop", None, None)]
+    replay = LLMCache(con, None, model="test-model", replay_only=True, progress=False)
+    assert replay.complete([req("a", "long")]) == [out[0]] and replay.cut == 1
 
 
 def test_http_cache_second_run_sends_nothing(con):
@@ -256,14 +276,15 @@ def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
 
         def chat(self, conversations, sampling_params, use_tqdm):
             seen["chat"] = (conversations, [p.kw for p in sampling_params])
-            return [types.SimpleNamespace(outputs=[types.SimpleNamespace(text=f"gen {c[-1]['content']}")])
-                    for c in conversations]
+            return [types.SimpleNamespace(prompt_token_ids=[1] * (10 + k), outputs=[types.SimpleNamespace(
+                text=f"gen {c[-1]['content']}", token_ids=[5] * (3 + k), finish_reason="length" if k else "stop")])
+                for k, c in enumerate(conversations)]
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
     backend = make_backend(LLMConfig(backend="vllm", model="google/gemma", seed=11, vllm={"max_model_len": 8192}))
     out = backend.generate([req("a", "p1", seed=3), LLMRequest("b", "t.v1", ({"role": "user", "content": "p2"},),
                                                                 Sampling(temperature=0.7, top_p=0.9, max_tokens=50, seed=4))])
-    assert out == ["gen p1", "gen p2"]
+    assert out == [Completion("gen p1", "stop", 10, 3), Completion("gen p2", "length", 11, 4)]
     assert seen["init"] == ("google/gemma", {"seed": 11, "max_model_len": 8192})
     assert seen["chat"][0] == [[{"role": "user", "content": "p1"}], [{"role": "user", "content": "p2"}]]
     assert seen["chat"][1] == [{"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 3},

@@ -129,7 +129,8 @@ def test_llm_induction_end_to_end(con, server):
                     "WHERE i.chunkset = 'structural:induced:llm' AND i.doc_id = 'wikipedia/1'")[0][0]
     assert d1 == table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'structural:gold' AND doc_id = 'wikipedia/1'")[0][0]
     assert table(con, "SELECT reason, n FROM funnel WHERE stage = 'induce:llm' ORDER BY reason") == [
-        ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0), ("self_corrected", 1), ("usable", 2)]
+        ("correction_skipped", 0), ("cut_answers", 0), ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0),
+        ("self_corrected", 1), ("truncated", 0), ("usable", 2)]
 
     before = table(con, "SELECT * FROM sections WHERE structure = 'induced:llm' ORDER BY doc_id, section_idx")
     again = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False)
@@ -172,15 +173,19 @@ def test_generated_queries_end_to_end(con, server):
     report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
     f = report["funnel"]
     # factoid: doc 1 copies its passage (rejected), docs 2-3 pass; structural: doc 3's paraphrase copies the passage
-    assert f["factoid"] == {"candidates": 3, "rejected_shared_4gram": 1, "survivors": 2, "paraphrase_survivors": 2, "final": 2}
+    assert f["factoid"] == {"candidates": 3, "passage_truncated": 0, "rejected_shared_4gram": 1, "survivors": 2,
+                            "paraphrase_survivors": 2, "final": 2}
     assert f["underspecified"]["survivors"] == 3 and f["multihop"]["survivors"] == 3
     assert f["structural"]["survivors"] == 3 and f["structural"]["paraphrase_rejected_shared_4gram"] == 1
-    assert report["final_per_type"] == 2 and all(f[t]["final"] == 2 for t in QUERY_TYPES)
+    # per-type cap 250: every type keeps all its paraphrase survivors (no balancing down to the smallest type)
+    assert report["final_per_type_cap"] == 250
+    assert report["finals"] == {"factoid": 2, "underspecified": 3, "multihop": 3, "structural": 2}
+    assert report["rouge_l"]["first_queries"]["n"] == 12 and report["rouge_l"]["finals"]["n"] == 10
     # 12 candidates; 11 paraphrase requests, but identical requests (the same survivor text) are sent once:
     # factoid 1, underspecified 1, multihop 1, structural 2 distinct texts
     assert server.n_requests == 12 + 5
     queries = table(con, "SELECT query_id, doc_id, query_type, text FROM queries ORDER BY query_id")
-    assert len(queries) == 8 and all(q[0].startswith("wikipedia/gen-") for q in queries)
+    assert len(queries) == 10 and all(q[0].startswith("wikipedia/gen-") for q in queries)
     assert all(q[3].startswith("could you say ") for q in queries)  # only paraphrases enter
     ev = table(con, "SELECT e.query_id, count(*), min(match_method), max(match_method) FROM evidence e GROUP BY 1 ORDER BY 1")
     spans = {q[0]: 2 if q[2] == "multihop" else 1 for q in queries}
@@ -189,7 +194,7 @@ def test_generated_queries_end_to_end(con, server):
                             "WHERE q.query_type = 'structural'")
     gold_top = set(table(con, "SELECT doc_id, char_start, char_end FROM sections WHERE structure = 'gold' AND level = 1"))
     assert set(structural) <= gold_top
-    assert report["bm25"]["units"] == "structural:gold chunks" and report["bm25"]["queries"] == 8
+    assert report["bm25"]["units"] == "structural:gold chunks" and report["bm25"]["queries"] == 10
     assert 0.0 <= report["bm25"]["top1_gold_rate"] <= 1.0
     funnel = dict(((s, r), n) for s, r, n in table(con, "SELECT stage, reason, n FROM funnel WHERE starts_with(stage, 'generated_queries')"))
     assert funnel[("generated_queries:factoid", "rejected_shared_4gram")] == 1
@@ -224,3 +229,98 @@ def test_cli_runs_the_llm_stages_against_the_server(warehouse_file, server, monk
     monkeypatch.setenv("RAGWH_LLM_MODEL", "another-model")
     result = runner.invoke(app, ["induce", "--inducer", "llm", "--replay-only", "--no-chunk"])
     assert result.exit_code == 1 and "replay-only" in result.output
+
+
+def test_cut_and_empty_answers_are_counted_and_handled_by_each_stage(con):
+    """The server cuts every answer for doc 2 at max_tokens and answers doc 3 with nothing: contexts keep a
+    cut context (counted) and quarantine an empty one; generated queries reject both; nothing is half-written."""
+    def cutting(body):
+        first = body["messages"][0]["content"]
+        if "Doc2" in first and "Paraphrase" not in first:
+            return {"content": "What does the", "finish_reason": "length"}
+        if "Doc3" in first and "Paraphrase" not in first:
+            return {"content": "   ", "finish_reason": "stop"}
+        return respond(body)
+
+    load_articles(con, 3)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    with ChatServer(cutting) as server:
+        r = generate_contexts(con, "wikipedia", open_llm(con, config=http(server), progress=False))["corpora"]["wikipedia"]
+        per_doc = dict(table(con, "SELECT doc_id, count(*) FROM chunks WHERE chunkset = 'fixed' GROUP BY 1"))
+        assert (r["cut_at_max_tokens"], r["empty_answers"]) == (per_doc["wikipedia/2"], per_doc["wikipedia/3"])
+        assert r["contexts"] == per_doc["wikipedia/1"] + per_doc["wikipedia/2"]
+        assert table(con, "SELECT DISTINCT stage, reason FROM quarantine") == [
+            ("contexts", "model returned an empty context; the chunk has no llm_context prefix")]
+        funnel = dict(table(con, "SELECT reason, n FROM funnel WHERE stage = 'contexts'"))
+        assert funnel["cut_at_max_tokens"] == per_doc["wikipedia/2"] and funnel["empty_answer"] == per_doc["wikipedia/3"]
+        assert table(con, "SELECT count(*) FROM llm_calls WHERE finish_reason = 'length'") == [(per_doc["wikipedia/2"],)]
+
+        report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1)
+    f = report["funnel"]
+    # every type has one candidate per document: doc 2's answer is cut, doc 3's empty
+    assert all(f[t]["rejected_cut_at_max_tokens"] == 1 and f[t]["rejected_empty"] == 1 for t in QUERY_TYPES)
+    assert not any(q.startswith(("wikipedia/gen-2-", "wikipedia/gen-3-")) for (q,) in table(con, "SELECT query_id FROM queries"))
+
+
+def test_the_final_draw_caps_each_type_separately(con, server):
+    load_articles(con, 3)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    report = generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), seed=3, per_doc=1,
+                              final_per_type=2)
+    survivors = {t: report["funnel"][t]["paraphrase_survivors"] for t in QUERY_TYPES}
+    assert survivors == {"factoid": 2, "underspecified": 3, "multihop": 3, "structural": 2}
+    assert report["finals"] == {t: min(2, n) for t, n in survivors.items()} and report["final_per_type_cap"] == 2
+    assert table(con, "SELECT query_type, count(*) FROM queries GROUP BY 1 ORDER BY 1") == [
+        ("factoid", 2), ("multihop", 2), ("structural", 2), ("underspecified", 2)]
+    assert table(con, "SELECT value FROM corpus_meta WHERE key = 'genq_final_per_type'") == [("2",)]
+    with pytest.raises(ValueError, match="final_per_type"):
+        generate_queries(con, "wikipedia", open_llm(con, config=http(server), progress=False), final_per_type=0)
+
+
+def test_a1_shows_a_document_longer_than_the_window_in_part(con):
+    """With a context window, every chunk of a long document sees the same shortened document (title and
+    the first paragraphs that fit with its longest chunk); a short one is shown whole."""
+    from ingest.llm import LLMCache
+    from tests.ingest.structure.test_induce_llm import WindowedScripted
+
+    load_articles(con, 2)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+    backend = WindowedScripted(lambda r: "A context.", window=300)
+    report = generate_contexts(con, "wikipedia", LLMCache(con, backend, progress=False), max_tokens=20)
+    r = report["corpora"]["wikipedia"]
+    n_fixed = table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'fixed'")[0][0]
+    assert (r["documents"], r["documents_truncated"], r["chunks_with_truncated_document"]) == (2, 2, n_fixed)
+    for doc in ("Doc1", "Doc2"):
+        shown = {m.messages[0]["content"].split("</document>")[0] for m in backend.requests if f"<document>\nArticle {doc[-1]}" in m.messages[0]["content"]}
+        assert len(shown) == 1  # one shortened document for all its chunks (a shared prompt prefix)
+        text = shown.pop()
+        assert f"{doc} paragraph 0" in text and f"{doc} paragraph 7" not in text
+    assert all(backend.prompt_tokens(m.messages) + 20 <= 300 for m in backend.requests)
+    wide = WindowedScripted(lambda r: "A context.", window=10_000)
+    again = generate_contexts(con, "wikipedia", LLMCache(con, wide, progress=False), max_tokens=20)["corpora"]["wikipedia"]
+    assert again["documents_truncated"] == 0 and again["calls"] == n_fixed  # whole documents: new prompts
+
+
+def test_a_structural_passage_longer_than_the_window_is_cut_to_its_first_paragraphs(con):
+    from ingest.llm import LLMCache
+    from tests.ingest.structure.test_induce_llm import WindowedScripted
+
+    load_articles(con, 2)
+    chunk_corpus(con, "wikipedia", "texttiling", show_progress=False)
+
+    def script(r):
+        return "Could you say which quokka anecdote the text gives?" if r.prompt.startswith("query_paraphrase") \
+            else "Which odd quokka fact appears?"
+
+    backend = WindowedScripted(script, window=100_000)
+    generate_queries(con, "wikipedia", LLMCache(con, backend, progress=False), seed=3, per_doc=1)
+    longest = {t: max(backend.prompt_tokens(r.messages) for r in backend.requests if r.prompt.startswith(f"query_{t}"))
+               for t in QUERY_TYPES}
+    assert longest["structural"] > longest["multihop"]  # a 3-paragraph section is the longest passage
+    narrow = WindowedScripted(script, window=longest["multihop"] + 96)
+    report = generate_queries(con, "wikipedia", LLMCache(con, narrow, progress=False), seed=3, per_doc=1)
+    f = report["funnel"]
+    assert f["structural"]["passage_truncated"] > 0 and all(f[t]["passage_truncated"] == 0 for t in QUERY_TYPES[:3])
+    assert all(narrow.prompt_tokens(r.messages) + 96 <= narrow.window for r in narrow.requests)
+    cut = [r for r in narrow.requests if r.prompt.startswith("query_structural")]
+    assert any("paragraph" in r.messages[0]["content"] for r in cut)  # still a passage, only shorter

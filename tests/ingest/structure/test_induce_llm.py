@@ -41,6 +41,18 @@ def test_parse_tolerates_prose_and_code_fences():
         assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
 
 
+def test_parse_keeps_the_complete_entries_of_a_cut_answer():
+    body = answer(("Intro", 1, 1, 2), ("Method", 1, 3, 4), ("Results", 1, 5, 9))
+    cut = body[:body.index('"Results"') + 12]  # cut inside the third entry, as at max_tokens
+    parsed = parse_answer("```json\n" + cut)
+    assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
+    assert parsed.problems == ["the answer's JSON never closes (cut off?): 2 complete section(s) read"]
+    assert "the answer's JSON never closes" in answer_violations(parsed, 9)[0]
+    headings, _ = repair(parsed.sections, 9)  # the repair closes the gap to the end
+    assert headings == [Heading(1, "Intro", 2), Heading(1, "Method", 7)]
+    assert parse_answer('{"sections": [').sections is None and parse_answer('{"sections": [{"tit').sections is None
+
+
 def test_parse_reports_not_json_and_schema_problems():
     assert parse_answer("I think the document has three sections.").sections is None
     assert parse_answer('{"sections": "none"}').problems == ['"sections" is a str, not a list']
@@ -172,3 +184,55 @@ def test_inducer_first_answer_self_correction_repair_and_failure(con):
     assert correction.messages[1] == {"role": "assistant", "content": script["d/fix"][0]}
     assert "- section 2: overlap, paragraphs 3..3 already belong to the previous section" in correction.messages[2]["content"]
     assert sum(1 for r in backend.requests if r.item_id == "d/ok") == 1  # no correction for a valid answer
+
+
+class WindowedScripted(ScriptedBackend):
+    """A scripted backend with a context window; a prompt's tokens are its whitespace words (a test
+    stand-in for a local model's tokenizer)."""
+
+    def __init__(self, respond, window: int):
+        super().__init__(respond)
+        self.window = window
+
+    def context_window(self) -> int:
+        return self.window
+
+    def prompt_tokens(self, messages) -> int:
+        return sum(len(m["content"].split()) for m in messages)
+
+
+def test_a_document_longer_than_the_window_is_shown_in_part_and_its_tail_appended(con):
+    from ingest.llm import Completion
+
+    seen = []
+
+    def respond(r):
+        seen.append(r)
+        n = int(r.messages[0]["content"].split("numbered from 1 to ")[1].split(".")[0])
+        if r.item_id == "d/cut":  # cut at max_tokens: broken JSON, and the correction would not fit the window
+            return Completion('{"sections": [{"title": "A", "level": 1, "first_paragraph": 1, "last', "length")
+        return answer(("A", 1, 1, 2), ("B", 1, 3, n))
+
+    docs = [make_doc("d/long", 40), make_doc("d/short", 4), make_doc("d/cut", 40)]
+    llm = LLMCache(con, WindowedScripted(respond, window=330), progress=False)
+    results = {r.doc_id: r for r in induce_with_llm(docs, llm, max_tokens=50)}
+    long, short, cut = results["d/long"], results["d/short"], results["d/cut"]
+    shown = long.truncated_to
+    assert 4 < shown < 40 and short.truncated_to is None
+    asked = next(r for r in seen if r.item_id == "d/long")
+    assert f"[{shown}] para d/long {shown - 1}" in asked.messages[0]["content"]
+    assert f"[{shown + 1}]" not in asked.messages[0]["content"]
+    assert llm.backend.prompt_tokens(asked.messages) + 50 <= 330 < llm.backend.prompt_tokens(
+        induce_prompt_with(docs[0], shown + 1)) + 50
+    assert long.status == "usable" and [(r.title, r.para_start, r.para_end) for r in long.rows] == [("A", 0, 1), ("B", 2, 39)]
+    assert f"saw paragraphs 1..{shown} of 40" in long.detail
+    assert (cut.cut_answers, cut.correction_skipped, cut.status) == (1, True, "failed")
+    assert "cut at max_tokens" in cut.detail and "correction round skipped" in cut.detail
+    assert sum(r.item_id == "d/cut" for r in seen) == 1  # the correction was not sent
+
+
+def induce_prompt_with(doc, k):
+    from ingest.llm import load_prompt
+
+    paras = doc.paragraph_texts()[:k]
+    return ({"role": "user", "content": load_prompt("induce_structure").render(n_paragraphs=str(k), paragraphs=numbered(paras))},)

@@ -7,7 +7,7 @@ import yaml
 from warehouse.experiment.config import ConfigError, load_config, parse_config
 from warehouse.paths import PROJECT_ROOT
 
-SHIPPED = ["default", "cpu", "qasper", "wikipedia"]
+SHIPPED = ["default", "cpu", "qasper", "wikipedia", "demo-llm"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -23,6 +23,23 @@ def test_default_is_the_offline_demo():
     assert config.demo and config.name == "demo" and config.llm.backend == "none"
     (source,) = config.resolve_sources(config.corpora[0], None)
     assert source.is_file() and source.parent.name == "demo"
+
+
+def test_demo_llm_runs_the_tiny_local_model_and_is_labelled(monkeypatch):
+    from ingest.llm import load_llm_config
+
+    monkeypatch.delenv("RAGWH_LLM_MODEL", raising=False)
+    monkeypatch.delenv("RAGWH_LLM_BACKEND", raising=False)
+    config = load_config(PROJECT_ROOT / "experiments" / "demo-llm.yml")
+    assert config.llm.backend == "transformers" and config.llm.model == "smollm2-135m-instruct" and config.llm.tiny
+    assert config.runnable_conditions() == (list(config.conditions), {}) and "A1" in config.conditions
+    llm = load_llm_config({"backend": config.llm.backend, **config.llm.settings}, env={})
+    assert (llm.stage_max_tokens("induce"), llm.stage_max_tokens("contexts")) == (4096, 150)
+    assert not load_config(None).llm.tiny  # no LLM at all
+    monkeypatch.setenv("RAGWH_LLM_MODEL", "google/gemma-3-27b-it")  # the environment wins: not tiny any more
+    assert not load_config(PROJECT_ROOT / "experiments" / "demo-llm.yml").llm.tiny
+    with pytest.raises(ValueError, match="llm.max_tokens"):
+        load_llm_config({"backend": "transformers", "max_tokens": {"inducee": 5}}, env={})
 
 
 def test_cpu_has_no_a1_no_reranker_and_texttiling():

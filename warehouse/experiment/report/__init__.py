@@ -59,12 +59,19 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
               "corpus (five short papers written for this project); it shows what the pipeline produces, and its "
               "numbers support no claim. Run an experiment on real data (--config/--data) for results.</div>"
               if config.demo else "")
+    if config.llm.tiny:
+        from ingest.llm.local_models import TINY_MODEL_LABEL
+
+        banner += (f'<div class="banner">{html.escape(TINY_MODEL_LABEL)} Model: {html.escape(config.llm.model or "")}; '
+                   "the induced structure, the A1 contexts and any generated queries in this report come from it.</div>")
     corpora = ", ".join(f"{c.name} ({c.loader})" for c in config.corpora)
     meta = (f"<p class='meta'>Experiment <b>{html.escape(config.name)}</b> ({html.escape(config.description)}) · "
             f"corpora {html.escape(corpora)}" + (f", first {config.limit} documents" if config.limit else "")
             + f" · embedders {html.escape(', '.join(e.name + (' (strong)' if e.strong else '') for e in config.embedders))}"
             f" · rerankers {html.escape(', '.join(r.name for r in config.rerankers) or 'none')}"
-            f" · inducer {html.escape(config.inducer)} · k = {config.k} · primary cell: "
+            f" · inducer {html.escape(config.inducer)}"
+            f" · LLM {html.escape(config.llm.backend + (' / ' + config.llm.model if config.llm.model else ''))}"
+            f" · k = {config.k} · primary cell: "
             f"{html.escape(config.primary.metric)} × {html.escape(embedder_name)} × reranker {html.escape(config.primary.reranker)}</p>")
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
         ("contrasts", "contrasts"), ("truncation", "truncation"), ("exclusions", "exclusions"), ("forest", "forest plot"), ("means", "means"), ("dose", "dose-response"),

@@ -1,0 +1,65 @@
+"""experiments/demo-llm.yml end to end on 2 demo papers: the LLM stages run offline with the packaged tiny
+model, every condition and C1-C4 are computed (C1 with its interval), output is labelled tiny-model
+output, and a rerun makes no generation."""
+from __future__ import annotations
+
+import duckdb
+import yaml
+from typer.testing import CliRunner
+
+from warehouse.cli import app
+from warehouse.experiment.config import known_conditions
+from warehouse.paths import PROJECT_ROOT
+
+N_PAPERS = 2
+CONDITIONS = [c for c in known_conditions() if c != "DOC"]  # the 13 chunking conditions (DOC: document-level corpora)
+
+
+def test_demo_llm_experiment_on_two_papers(tmp_path, monkeypatch):
+    for var in ("RAGWH_LLM_BACKEND", "RAGWH_LLM_BASE_URL", "RAGWH_LLM_MODEL", "RAGWH_LLM_REPLAY_ONLY"):
+        monkeypatch.delenv(var, raising=False)
+    raw = yaml.safe_load((PROJECT_ROOT / "experiments" / "demo-llm.yml").read_text())
+    assert raw["llm"]["backend"] == "transformers" and raw["llm"]["model"] == "smollm2-135m-instruct"
+    assert raw["conditions"] == CONDITIONS and len(CONDITIONS) == 13 and raw["contrasts"] == ["C1", "C2", "C3", "C4"]
+    raw["limit"] = N_PAPERS
+    config = tmp_path / "demo-llm.yml"
+    config.write_text(yaml.safe_dump(raw))
+    warehouse, report = tmp_path / "demo-llm.duckdb", tmp_path / "demo-llm.html"
+    args = ["run", "--config", str(config), "--warehouse", str(warehouse), "--report", str(report)]
+    runner = CliRunner()
+
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "TINY-MODEL OUTPUT, NOT RESULTS" in first.output and "DEMO NUMBERS" in first.output
+    assert "[tiny-model output, not results]" in first.output  # the contexts stage's detail
+
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == N_PAPERS
+        assert {r[0] for r in con.execute("SELECT DISTINCT condition FROM query_metrics").fetchall()} == set(CONDITIONS)
+        calls = con.execute("SELECT count(*), min(backend), max(backend), min(model), count(prompt_tokens), "
+                            "count(completion_tokens) FROM llm_calls").fetchone()
+        assert calls[0] > 0 and calls[1:4] == ("transformers", "transformers", "smollm2-135m-instruct")
+        assert calls[4] == calls[5] == calls[0]  # token counts reported for every call
+        n_fixed, n_context = con.execute(
+            "SELECT (SELECT count(*) FROM chunks WHERE chunkset = 'fixed'), "
+            "(SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context')").fetchone()
+        assert 0 < n_context <= n_fixed
+        primary = {r[0]: r[1:] for r in con.execute(
+            "SELECT contrast, n_queries, mean_delta, ci_low, ci_high FROM contrasts WHERE is_primary ORDER BY contrast").fetchall()}
+        assert sorted(primary) == ["C1", "C2", "C3", "C4"]
+        n, mean, lo, hi = primary["C1"]
+        assert n > 0 and lo is not None and hi is not None and lo <= mean <= hi
+    finally:
+        con.close()
+    page = report.read_text(encoding="utf-8")
+    assert "TINY-MODEL OUTPUT, NOT RESULTS" in page and "DEMO NUMBERS, NOT RESULTS" in page and "★ C1" in page
+
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert "nothing changed since the last run" in second.output
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == calls[0]  # no generation on the rerun
+    finally:
+        con.close()
