@@ -148,7 +148,7 @@ class RewritingPipeline(Pipeline):
             def work() -> str:
                 self.close()
                 try:
-                    result = run_dbt("build", self.warehouse, select="path:models/staging rewrite_strategies tag:rewriting",
+                    result = run_dbt("build", self.warehouse, select="path:models/staging +tag:rewriting", vars=self.dbt_vars(),
                                      extra=["--indirect-selection", "cautious"])
                 finally:
                     _ = self.con
