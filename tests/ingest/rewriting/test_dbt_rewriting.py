@@ -16,7 +16,7 @@ from tests.test_dbt_conditions import dbt, statuses
 from warehouse.db import connect
 from warehouse.paths import PROJECT_ROOT
 
-SELECT = ["--select", "path:models/staging", "rewrite_strategies", "tag:rewriting", "--indirect-selection", "cautious"]
+SELECT = ["--select", "path:models/staging", "+tag:rewriting"]
 SINGULAR = ("rewrite_runs_lineage", "rewrite_runs_ranking", "rewrite_strategy_depth", "sentence_window_cover")
 
 
