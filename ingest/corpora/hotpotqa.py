@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
 
@@ -62,8 +63,7 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
     if not path.is_file():
         raise IngestError(str(path), None, "file not found")
     try:
-        with open(path, encoding="utf-8") as fh:
-            records = json.load(fh)
+        records = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise IngestError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(records, list):

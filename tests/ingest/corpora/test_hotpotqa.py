@@ -75,3 +75,14 @@ def test_real_hotpotqa(con, shared_data):
     assert summary["funnel"]["hotpotqa_paragraphs"] == {"input": 2976, "kept": 2969, "duplicate": 7}
     n_pairs = con.execute("SELECT count(*), count(DISTINCT query_id) FROM qrels").fetchall()[0]
     assert n_pairs == (600, 300)  # every question has exactly two supporting titles
+
+
+def test_non_utf8_names_file_and_line(con, tmp_path):
+    """Issue 14, defect 6: the error used to be Python's bare UnicodeDecodeError (no file, no line)."""
+    path = tmp_path / "hp.json"
+    path.write_bytes(json.dumps(RECORDS, indent=1).replace("Scott is", "Sc\\u00f6tt is").encode().replace(
+        b"\\u00f6", b"\xf6"))
+    line = path.read_bytes()[: path.read_bytes().index(b"\xf6")].count(b"\n") + 1
+    with pytest.raises(IngestError, match=rf"hp.json, record line {line}: byte 0xf6 at offset \d+ is not valid UTF-8"):
+        load_hotpotqa(con, path)
+    assert con.execute("SELECT count(*) FROM documents").fetchall()[0][0] == 0
