@@ -181,7 +181,9 @@ def test_cli_reports_a_missing_model_and_exits_1(warehouse_file, tmp_path):
     from typer.testing import CliRunner
 
     from warehouse.cli import app
+    from warehouse.db import connect
 
+    connect(warehouse_file).close()  # embed needs an existing warehouse (it never creates one)
     result = CliRunner().invoke(app, ["embed", "--embedder", str(tmp_path / "nope" / "model"),
                                       "--warehouse", str(warehouse_file)])
     assert result.exit_code == 1
