@@ -38,7 +38,8 @@ def run_command(
     if limit is not None:
         unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
         if unsupported:
-            console.print(f"[red]--limit applies to qasper and hotpotqa corpora only, not {escape(', '.join(unsupported))}[/]")
+            console.print("[red]--limit applies to qasper and hotpotqa corpora only, not "
+                          f"{escape(', '.join(unsupported))}[/]")
             raise typer.Exit(2)
         cfg = dataclasses.replace(cfg, limit=limit)
     pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
@@ -76,9 +77,11 @@ def print_summary(console: Console, pipeline) -> None:
 
     con = connect(outcome.warehouse)  # same configuration as dbt's in-process connection (not read-only)
     try:
-        rows = [r for r in contrast_rows(con) if r.get("is_primary")]
-        table = Table(title=escape(f"primary cell: {pipeline.config.primary.metric} × "
-                                   f"{pipeline.dbt_vars()['primary_embedder']} × reranker {pipeline.config.primary.reranker}"))
+        corpora = {c.name for c in pipeline.config.corpora}  # the experiment's own, whatever else is loaded
+        rows = [r for r in contrast_rows(con) if r.get("is_primary") and r["corpus"] in corpora]
+        primary = pipeline.config.primary
+        table = Table(title=escape(f"primary cell: {primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
+                                   f"reranker {primary.reranker}"))
         for col in ("contrast", "arms", "corpus", "n q", "n docs", "mean Δ", "95% CI", "p", "Holm p", "dz"):
             table.add_column(col, justify="right")
         for r in rows:
@@ -88,7 +91,8 @@ def print_summary(console: Console, pipeline) -> None:
                           _num(r["dz"], "{:.3f}"))
         console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
         cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
-        means = [m for m in condition_means(con) if m["metric"] == pipeline.config.primary.metric
+        all_means = condition_means(con)
+        means = [m for m in all_means if m["metric"] == pipeline.config.primary.metric
                  and any((m["corpus"], m["embedder"], m["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)]
         mt = Table(title=f"per-condition mean {escape(pipeline.config.primary.metric)} (primary embedder and reranker)")
         for col in ("corpus", "condition", "mean", "n queries"):
@@ -96,13 +100,20 @@ def print_summary(console: Console, pipeline) -> None:
         order = {c: i for i, c in enumerate(condition_order())}
         for m in sorted(means, key=lambda m: (m["corpus"], order.get(m["condition"], 99))):
             mt.add_row(escape(m["corpus"]), escape(m["condition"]), _num(m["mean"], "{:.4f}"), str(m["n"]))
-        console.print(mt if means else "[yellow]no per-condition means (query_metrics is empty)[/]")
+        console.print(mt if means else f"[yellow]{escape(_no_means_reason(primary.metric, all_means))}[/]")
     finally:
         con.close()
     for name, reason in sorted(outcome.not_run.items()):
         console.print(f"[yellow]not run[/] {escape(name)}: {escape(reason)}")
     if outcome.report:
         console.print(f"report: {escape(str(outcome.report))}")
+
+
+def _no_means_reason(metric: str, all_means: list[dict]) -> str:
+    if not all_means:
+        return "no per-condition means (query_metrics is empty)"
+    held = ", ".join(sorted({m["metric"] for m in all_means}))
+    return f"no per-condition means of {metric} in the primary cells (query_metrics holds {held})"
 
 
 def _num(value, fmt: str = "{:+.4f}") -> str:

@@ -198,6 +198,29 @@ def known_contrasts() -> dict[str, tuple[str, str]]:
         return {r["contrast"]: (r["treatment"], r["control"]) for r in csv.DictReader(handle)}
 
 
+def known_metrics() -> list[str]:
+    """Metric names ``query_metrics`` produces: its ``metric`` column's accepted values in
+    ``models/marts/chunking/query_metrics.yml`` (the only place the list lives)."""
+    spec = yaml.safe_load((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.yml").read_text())
+    (model,) = [m for m in spec["models"] if m["name"] == "query_metrics"]
+    (column,) = [c for c in model["columns"] if c["name"] == "metric"]
+    return next(t["accepted_values"]["arguments"]["values"] for t in column["data_tests"]
+                if isinstance(t, dict) and "accepted_values" in t)
+
+
+def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
+    """Raise :class:`ConfigError` at ``key`` unless ``model`` resolves to an embedder (``kind``
+    'embedder') or a cross-encoder ('reranker') that can be loaded: a registered name, an existing
+    local directory or a hub id (checked without loading anything)."""
+    from ingest.retrieval.embedders import EmbedderError, resolve_embedder
+    from ingest.retrieval.rerank import RerankError, resolve_reranker
+
+    try:
+        (resolve_embedder if kind == "embedder" else resolve_reranker)(model)
+    except (EmbedderError, RerankError) as exc:
+        raise r.fail(key, str(exc)) from None
+
+
 class _Reader:
     """Typed access to a mapping that reports errors as ``<file>: <dotted.key>: <problem>``."""
 
@@ -294,6 +317,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         if not isinstance(strong, bool):
             raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
         model = r.string(e["model"], f"{key}.model")
+        _model_name(r, f"{key}.model", model, "embedder")
         embedders.append(EmbedderSpec(model, model, strong))
     strong = [e.name for e in embedders if e.strong]
     if len(strong) != 1:
@@ -308,6 +332,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         model = r.string(e["model"], f"{key}.model")
         if model == "none":
             raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
+        _model_name(r, f"{key}.model", model, "reranker")
         rerankers.append(RerankerSpec(model, model))
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
@@ -350,7 +375,8 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     corpus = p.get("corpus")
     if corpus is not None:
         r.choice(corpus, "primary.corpus", names)
-    primary = PrimaryCell(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), emb, rer, corpus)
+    metric = r.choice(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), "primary.metric", known_metrics())
+    primary = PrimaryCell(metric, emb, rer, corpus)
 
     limit = raw.get("limit")
     if limit is not None:
