@@ -166,6 +166,27 @@ def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict
         deleted[table] = int(n)
     n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
     deleted["chunk_prefixes"] = int(n)
+    deleted.update(purge_dangling_runs(con))
+    return deleted
+
+
+def purge_dangling_runs(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Delete every run that ranks a chunk no longer in ``chunks`` -- the whole run (all its rows,
+    keyed by corpus, embedder, reranker, condition), its ``run_manifest`` row (so retrieval recomputes
+    it) and, for a first-stage run, its ``routing`` rows. Call inside the :func:`transaction` that
+    removed the chunks. Returns the number of rows deleted per table."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _stale_runs AS SELECT DISTINCT corpus, embedder, reranker, condition "
+                "FROM runs WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    try:
+        deleted = {}
+        for table, key in (("runs", "corpus, embedder, reranker, condition"),
+                           ("run_manifest", "corpus, embedder, reranker, condition"),
+                           ("routing", "corpus, embedder, 'none', condition")):
+            n = con.execute(f"DELETE FROM {table} WHERE ({key}) IN (SELECT (corpus, embedder, reranker, condition) "
+                            "FROM _stale_runs)").fetchone()[0]
+            deleted[table] = int(n)
+    finally:
+        con.execute("DROP TABLE _stale_runs")
     return deleted
 
 

@@ -13,7 +13,8 @@
 and replaces the rows of those documents in ONE transaction (identical tables on rerun). Rows of
 documents no longer in ``documents`` are removed too. ``llm_context`` prefixes (written by the LLM
 stage) are kept when their chunk keeps its id and span, and deleted when the chunk changed or
-disappeared (their count is returned as ``llm_context_invalidated``).
+disappeared (their count is returned as ``llm_context_invalidated``). Runs that rank a chunk that no
+longer exists are deleted whole (:func:`warehouse.db.purge_dangling_runs`).
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ from ingest.chunking.prefixes import (
 from ingest.chunking.summary import FUNNEL_STAGE, funnel_rows, summarize
 from ingest.chunking.tokens import count_tokens, tokenizer_name
 from ingest.errors import IngestError
-from warehouse.db import replace_where, transaction
+from warehouse.db import purge_dangling_runs, replace_where, transaction
 
 COUNT_BATCH = 4096  # texts per progress step when counting tokens
 
@@ -308,6 +309,7 @@ def _write(
                 f"AND chunk_id IN (SELECT chunk_id FROM chunks WHERE {_scope('doc_id')})"
             )
             replace_where(con, "chunks", _scope("doc_id"), [], chunk_table)
+            purge_dangling_runs(con)  # a run ranking a chunk that is gone is stale: retrieval recomputes it
             replace_where(con, "chunk_prefixes", "FALSE", [], prefixes)
             replace_where(con, "chunkset_docs", _scope("doc_id"), [], chunkset_docs)
             replace_where(

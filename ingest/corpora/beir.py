@@ -68,7 +68,7 @@ def read_qrels(path: Path) -> Iterator[tuple[int, str, str, int]]:
 def build_beir(directory: Path, corpus: str | None = None, split: str = "test") -> FlatCorpus:
     """Read a BEIR directory into a :class:`FlatCorpus` (no warehouse access)."""
     directory = Path(directory)
-    built = FlatCorpus(corpus_name(directory, corpus), meta={"beir_split": split})
+    built = FlatCorpus(corpus_name(directory, corpus), (str(directory),), meta={"beir_split": split})
     corpus_file, queries_file, qrels_file = directory / "corpus.jsonl", directory / "queries.jsonl", \
         directory / "qrels" / f"{split}.tsv"
     if not qrels_file.is_file():

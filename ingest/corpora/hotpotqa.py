@@ -68,7 +68,7 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
         raise IngestError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(records, list):
         raise IngestError(str(path), None, "expected a JSON list of questions (HotpotQA distractor format)")
-    built = FlatCorpus(corpus, meta={"hotpotqa_split": split or ""})
+    built = FlatCorpus(corpus, (str(path),), meta={"hotpotqa_split": split or ""})
     built.count("hotpotqa_questions", "input", len(records))
     kept = records if limit is None else records[:limit]
     built.count("hotpotqa_questions", "beyond_limit", len(records) - len(kept))

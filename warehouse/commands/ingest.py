@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
 def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = None) -> dict:
     """Open the warehouse, run ``load(con, progress)`` (with a progress bar over ``unit`` when given)
     and return its summary; a bad input exits 1 with the loader's message (file and record named)
-    after the transaction rolled back (and a warehouse file this call created is removed again)."""
+    after the transaction rolled back (and a warehouse file this call created is removed again).
+    When dbt marts exist they were built from the corpus as it was: the output says to rebuild them."""
     from ingest.errors import IngestError
     from warehouse.db import connect, discard_if_empty
     from warehouse.paths import warehouse_path
@@ -32,7 +33,9 @@ def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = N
     try:
         with Progress(console=console, transient=True, disable=unit is None) as bar:
             task = bar.add_task(unit or what, total=None)
-            return load(con, lambda done, total: bar.update(task, completed=done, total=total))
+            summary = load(con, lambda done, total: bar.update(task, completed=done, total=total))
+        marts = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'query_metrics'")
+        stale = bool(marts.fetchone()[0])
     except (IngestError, OSError, ValueError) as exc:
         con.close()
         if not existed:
@@ -41,6 +44,10 @@ def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = N
         raise typer.Exit(1) from None
     finally:
         con.close()
+    if stale:
+        console.print("[yellow]marts were built before this load: rebuild them with `dbt build` (or `ragwh run`)[/]",
+                      soft_wrap=True)
+    return summary
 
 
 @ingest_app.command("qasper")
@@ -81,8 +88,9 @@ def ingest_wikipedia(
 def _print_flat_summary(summary: dict) -> None:
     """Counts and funnel of a corpus without structure (BEIR, HotpotQA)."""
     console = Console()
-    console.print(f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, {summary['queries']} queries, "
-                  f"{summary['qrels']} qrels, {summary['quarantined']} quarantined ({summary['seconds']:.1f} s)")
+    console.print(f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, "
+                  f"{summary['queries']} queries, {summary['qrels']} qrels, {summary['quarantined']} quarantined "
+                  f"({summary['seconds']:.1f} s)")
     for stage, reasons in summary["funnel"].items():
         console.print(f"  {escape(stage)}: " + ", ".join(f"{escape(r)} {n}" for r, n in reasons.items()))
     console.print("  next: `ragwh chunk` (or `ragwh run`) gives each document its one 'doc' chunk (condition DOC)")
