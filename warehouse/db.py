@@ -155,8 +155,9 @@ _DOC_DEPENDENTS = ("sections", "chunks", "chunkset_docs", "placebo_paths", "indu
 
 def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict[str, int]:
     """Delete rows derived from documents of ``corpus`` that are no longer in ``documents``
-    (structures, chunks, prefixes, chunkset and placebo rows, induction log). Call inside the same
-    :func:`transaction` as the reload. Returns the number of rows deleted per table."""
+    (structures, chunks, prefixes, chunkset rows, placebo rows of or borrowing from them, induction
+    log) and the runs that ranked their chunks. Call inside the same :func:`transaction` as the
+    reload. Returns the number of rows deleted per table."""
     prefix = corpus + "/"
     deleted: dict[str, int] = {}
     for table in _DOC_DEPENDENTS:
@@ -166,6 +167,9 @@ def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict
         deleted[table] = int(n)
     n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
     deleted["chunk_prefixes"] = int(n)
+    n = con.execute("DELETE FROM placebo_paths WHERE corpus = ? AND placebo_doc_id NOT IN "
+                    "(SELECT doc_id FROM documents WHERE corpus = ?)", [corpus, corpus]).fetchone()[0]
+    deleted["placebo_paths"] += int(n)
     deleted.update(purge_dangling_runs(con))
     return deleted
 

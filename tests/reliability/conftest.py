@@ -11,12 +11,17 @@ from tests.reliability.cli import ragwh
 from tests.reliability.inputs import base_loads
 
 
+def clean_report(clean_demo: Path) -> Path:
+    """The report file of the clean run: reruns that should equal it write the same file (its path
+    is an input of the report stage)."""
+    return clean_demo.parent / "report.html"
+
+
 @pytest.fixture(scope="session")
 def clean_demo(tmp_path_factory) -> Path:
     """The warehouse of one uninterrupted ``ragwh run`` (the demo) from an empty file."""
-    folder = tmp_path_factory.mktemp("clean_demo")
-    path = folder / "clean.duckdb"
-    result = ragwh("run", "--warehouse", path, "--report", folder / "report.html")
+    path = tmp_path_factory.mktemp("clean_demo") / "clean.duckdb"
+    result = ragwh("run", "--warehouse", path, "--report", clean_report(path))
     assert result.exit_code == 0, result.output
     return path
 
