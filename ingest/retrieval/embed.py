@@ -154,15 +154,16 @@ def embed_texts(
     model=None,
     device: str | None = None,
     batch_size: int = 64,
-    write_batch: int = COMMIT_TEXTS,
-    commit_seconds: float = COMMIT_SECONDS,
+    write_batch: int | None = None,
+    commit_seconds: float | None = None,
     show_progress: bool = True,
 ) -> dict:
     """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``.
 
     ``model`` (a loaded ``SentenceTransformer``) skips loading; otherwise the spec's model is loaded
     only when something is missing. Texts go to the model ``min(batch_size, write_batch)`` at a time
-    and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first.
+    and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
+    (default :data:`COMMIT_TEXTS` and :data:`COMMIT_SECONDS`, read when the job starts).
     Refuses (:class:`EmbedError`, nothing written) when stored vectors have another dimension than
     the model. Returns the report: ``requested`` rows, ``unique`` keys, ``already_stored``,
     ``embedded`` and the model's ``dim``."""
@@ -192,6 +193,8 @@ def embed_texts(
         )
     report["dim"] = dim
     encoded = spec.format_inputs(todo.texts, todo.is_query)
+    write_batch = COMMIT_TEXTS if write_batch is None else write_batch
+    commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
     step = max(1, min(batch_size, write_batch))
     committed, pending, last_commit = 0, [], time.monotonic()
     with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance:
