@@ -268,8 +268,20 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
     try:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{file}: not valid YAML{_yaml_where(exc)}") from exc
     return parse_config(raw, file)
+
+
+def _yaml_where(exc: yaml.YAMLError) -> str:
+    """' at line L, column C: problem (context started at ...)' of a YAML error, on one line."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return ": " + " ".join(str(exc).split())
+    where = f" at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None:
+        where += f" ({context} started at line {start.line + 1}, column {start.column + 1})"
+    return where
 
 
 def parse_config(raw: Any, file: Path) -> ExperimentConfig:
