@@ -42,6 +42,7 @@ def test_a_corpus_loaded_by_hand_does_not_leak_into_the_run(clean_demo, copy_of,
     for stage in ("ingest", "induce", "chunk", "embed", "retrieve"):  # the experiment's own stages: untouched
         assert not re.search(rf"^> {stage} ", output, flags=re.M), output
     assert "mini" not in output  # nor in the summary
+    assert ">mini<" not in clean_report(clean_demo).read_text(encoding="utf-8")  # nor in the report's tables
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         for table in ("chunks", "runs", "query_metrics", "condition_means", "contrasts"):

@@ -66,8 +66,8 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
         section_cuts(con, cells, config.primary.metric),
         section_budget(means, cells),
         section_routing(con),
-        section_funnel(con),
-        section_sizes(con),
+        section_funnel(con, [c.name for c in config.corpora]),
+        section_sizes(con, [c.name for c in config.corpora]),
         section_not_run(not_run),
     ]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
