@@ -30,7 +30,8 @@ def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tup
 
 def compared_columns(table: str, columns: list[tuple[str, str]]) -> list[str]:
     """The columns of ``table`` that take part in the comparison (see module docstring)."""
-    return [c for c, t in columns if not t.upper().startswith(("TIMESTAMP", "DATE")) and (table, c) not in TIMING_COLUMNS]
+    return [c for c, t in columns
+            if not t.upper().startswith(("TIMESTAMP", "DATE")) and (table, c) not in TIMING_COLUMNS]
 
 
 def warehouse_differences(a: Path, b: Path) -> dict[str, str]:

@@ -32,7 +32,8 @@ def _build(path, order_seed: int) -> dict[str, list[tuple]]:
     run_dbt("run", path, select="condition_means metric_cuts", progress=False)
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("condition_means", "metric_cuts")}
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                for t in ("condition_means", "metric_cuts")}
     finally:
         con.close()
 

@@ -43,7 +43,8 @@ def _insert_byte(path, before: bytes):
 def q_non_utf8(tmp):
     path = write_qasper(tmp / "q.json", demo_papers())
     line, at = _insert_byte(path, b"Battery-powered")
-    return ["qasper", path, "--corpus", "demo"], f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
+    return ["qasper", path, "--corpus", "demo"], \
+        f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
 
 
 def q_truncated(tmp):
@@ -86,7 +87,8 @@ def q_no_papers(tmp):
 def w_non_utf8(tmp):
     path = write_xml(tmp / "w.xml", sample_pages())
     _, at = _insert_byte(path, b"Second Deep</title>")  # named after the last page title read before it
-    return ["wikipedia", path, "--corpus", "wiki"], f"{path}, record page 'Talk:Deep Article', byte {at}: not valid UTF-8"
+    return ["wikipedia", path, "--corpus", "wiki"], \
+        f"{path}, record page 'Talk:Deep Article', byte {at}: not valid UTF-8"
 
 
 def w_truncated_xml(tmp):
@@ -120,7 +122,8 @@ def w_duplicate_page(tmp):
 def w_negative_page_id(tmp):
     path = tmp / "w.jsonl"
     path.write_text(json.dumps({"title": "Neg", "page_id": -4, "wikitext": "x"}) + "\n")
-    return ["wikipedia", path, "--corpus", "wiki"], f"{path}, record line 1 (page 'Neg'): field 'page_id' is negative (-4)"
+    return ["wikipedia", path, "--corpus", "wiki"], \
+        f"{path}, record line 1 (page 'Neg'): field 'page_id' is negative (-4)"
 
 
 # --- BEIR (corpus 'mini') ---------------------------------------------------------------------------
@@ -146,7 +149,8 @@ def b_missing_id(tmp):
 
 def b_duplicate_doc(tmp):
     folder = write_beir(tmp / "b", corpus=[*BEIR_CORPUS, BEIR_CORPUS[0]])
-    return ["beir", folder, "--corpus", "mini"], f"{folder / 'corpus.jsonl'}, record line 4: duplicate document _id 'd1'"
+    return ["beir", folder, "--corpus", "mini"], \
+        f"{folder / 'corpus.jsonl'}, record line 4: duplicate document _id 'd1'"
 
 
 def b_unknown_doc(tmp):
@@ -168,7 +172,8 @@ def b_score_not_int(tmp):
 
 def b_missing_split(tmp):
     folder = write_beir(tmp / "b")
-    return ["beir", folder, "--corpus", "mini", "--split", "dev"], f"{folder / 'qrels' / 'dev.tsv'}: qrels file not found"
+    return ["beir", folder, "--corpus", "mini", "--split", "dev"], \
+        f"{folder / 'qrels' / 'dev.tsv'}: qrels file not found"
 
 
 # --- HotpotQA (corpus 'hp') -------------------------------------------------------------------------
@@ -176,7 +181,8 @@ def b_missing_split(tmp):
 def h_non_utf8(tmp):
     path = write_hotpot(tmp / "h.json")
     line, at = _insert_byte(path, b"Oslo is")
-    return ["hotpotqa", path, "--corpus", "hp"], f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
+    return ["hotpotqa", path, "--corpus", "hp"], \
+        f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
 
 
 def h_invalid_json(tmp):
@@ -243,7 +249,8 @@ def _config(tmp, mutate=None, text: str | None = None):
 
 def c_yaml_syntax(tmp):
     path = _config(tmp, text="name: demo\ncorpora: [unclosed\n")
-    return path, f"config error: {path}: not valid YAML at line 3, column 1: expected ',' or ']', but got '<stream end>'"
+    return path, \
+        f"config error: {path}: not valid YAML at line 3, column 1: expected ',' or ']', but got '<stream end>'"
 
 
 def c_unknown_key(tmp):
@@ -274,7 +281,8 @@ def c_wrong_type(tmp):
 def c_missing_source(tmp):
     path = _config(tmp, lambda r: r.update(demo=False))
     (tmp / "data").mkdir()
-    return path, f"run failed: {path}: corpora[demo].sources: file(s) not found: {tmp / 'data' / 'demo.v0.3-format.json'}"
+    return path, \
+        f"run failed: {path}: corpora[demo].sources: file(s) not found: {tmp / 'data' / 'demo.v0.3-format.json'}"
 
 
 CONFIG_CASES = [c_yaml_syntax, c_unknown_key, c_unknown_metric, c_unknown_embedder, c_contrast_arm, c_wrong_type,
