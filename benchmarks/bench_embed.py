@@ -8,6 +8,8 @@ overhead: bare = ``model.encode(texts, batch_size)`` + L2 normalization; job =
 
 Reported: seconds and passages/s for both, throughput ratio = job / bare (target >= 1.0), whether
 the stored vectors equal the bare ones (max abs difference), and a second job run that must embed 0.
+``--precision`` (fp32 default, as the recorded figures; bf16 / auto) is the model's on both sides
+(fp32 vs bf16 on the same texts: ``benchmarks/bench_precision.py``).
 
     .venv/bin/python benchmarks/bench_embed.py --n 2000
 """
@@ -49,9 +51,10 @@ def main() -> None:
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--precision", default="fp32", choices=("auto", "fp32", "bf16"))
     args = parser.parse_args()
     texts = passages(args.n)
-    spec = resolve_embedder(args.embedder)
+    spec = resolve_embedder(args.embedder, args.precision, args.device)
     started = time.perf_counter()
     model = spec.load(args.device)
     load_s = time.perf_counter() - started
@@ -70,15 +73,16 @@ def main() -> None:
             "doc_id": [f"bench/{i}" for i in range(len(texts))], "chunkset": ["doc"] * len(texts),
             "char_start": [0] * len(texts), "char_end": [len(t) for t in texts], "text": texts,
             "text_hash": [hashlib.sha256(t.encode()).hexdigest() for t in texts],
-            "content_tokens": [0] * len(texts), "prefix_tokens": [0] * len(texts)})
+            "content_tokens": [0] * len(texts), "prefix_tokens": [0] * len(texts),
+            "is_fallback": [False] * len(texts)})
         con.register("_rows", rows)
         con.execute("CREATE TABLE condition_texts AS SELECT * FROM _rows")
         con.unregister("_rows")
         started = time.perf_counter()
-        report = embed_texts(con, spec, model=model, batch_size=args.batch_size, show_progress=False)
+        report = embed_texts(con, spec, model=model, batch_size=args.batch_size, precision=None, show_progress=False)
         job_s = time.perf_counter() - started
         started = time.perf_counter()
-        again = embed_texts(con, spec, show_progress=False)
+        again = embed_texts(con, spec, precision=None, show_progress=False)
         again_s = time.perf_counter() - started
         stored = dict(con.execute("SELECT text_hash, vector FROM embeddings").fetchall())
         con.close()

@@ -45,6 +45,7 @@ def digest_seconds(args: argparse.Namespace) -> float:
     from warehouse.experiment.pipeline import Pipeline
 
     cfg = load_config(args.config)
+    pipeline = Pipeline(cfg, data=args.data, warehouse=args.warehouse)  # for the stored embedder / reranker names
     con = connect(args.warehouse, read_only=True)
     try:
         sets = [outputs.conditions(), outputs.evaluation()]
@@ -52,9 +53,9 @@ def digest_seconds(args: argparse.Namespace) -> float:
             sets += [outputs.ingest(c.name, c.loader), outputs.queries(c.name), outputs.induce(c.name, cfg.inducer),
                      outputs.chunk(c.name), outputs.contexts(c.name)]
             for e in cfg.embedders:
-                name = Pipeline.embedder_name(e.model)
+                name = pipeline.embedder_name(e.model)
                 sets += [outputs.embed(c.name, name), outputs.retrieve(c.name, name)]
-                sets += [outputs.rerank(c.name, name, r.model) for r in cfg.rerankers]
+                sets += [outputs.rerank(c.name, name, pipeline.reranker_name(r.model)) for r in cfg.rerankers]
         started = time.perf_counter()
         for s in sets:
             manifest.output_digest(con, s)

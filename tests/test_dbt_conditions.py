@@ -94,17 +94,36 @@ def test_condition_texts_are_exact(warehouse_file, work, at_root):
                     continue
                 text = prefix + docs[doc_id][start:end].strip()
                 expected[(row["condition"], chunk_id)] = (doc_id.split("/")[0], doc_id, cs, start, end, text,
-                                                          hashlib.sha256(text.encode()).hexdigest(), tokens, ptokens)
+                                                          hashlib.sha256(text.encode()).hexdigest(), tokens, ptokens,
+                                                          False)
+            if row["chunking"] != "structural":
+                continue
+            # issue 13, one corpus per run: a document of a corpus holding the chunkset that lacks it is
+            # indexed with its fixed windows, without prefix
+            having = {d for cs, d, *_ in chunks.values() if cs == chunkset}
+            corpora = {d.split("/")[0] for d in having}
+            for chunk_id, (cs, doc_id, start, end, tokens) in chunks.items():
+                if cs == "fixed" and doc_id not in having and doc_id.split("/")[0] in corpora:
+                    text = docs[doc_id][start:end].strip()
+                    expected[(row["condition"], chunk_id)] = (doc_id.split("/")[0], doc_id, cs, start, end, text,
+                                                              hashlib.sha256(text.encode()).hexdigest(), tokens, 0,
+                                                              True)
     with duckdb.connect(str(warehouse_file)) as con:
         got = {(r[0], r[2]): (r[1], *r[3:]) for r in con.execute(
             "SELECT condition, corpus, chunk_id, doc_id, chunkset, char_start, char_end, text, text_hash, "
-            "content_tokens, prefix_tokens FROM condition_texts").fetchall()}
+            "content_tokens, prefix_tokens, is_fallback FROM condition_texts").fetchall()}
+        index = {r[:2]: r[2:] for r in con.execute(
+            "SELECT corpus, condition, n_docs, n_fallback_docs FROM condition_index").fetchall()}
     assert got == expected
     per_condition = {}
     for condition, chunk_id in got:
         per_condition.setdefault(condition, set()).add(chunks[chunk_id][1])
-    # A-family only for the document with induced structure; A1 only where contexts exist; gold for all
-    assert per_condition["A2"] == per_condition["A3"] == per_condition["P"] == {"demo/a"}
+    # issue 13 changed this: the A-family holds every document of the corpus with induced structure (demo/b
+    # without it through its fixed windows), not only demo/a; A1 only where contexts exist; gold for all
+    assert per_condition["A2"] == per_condition["A3"] == per_condition["P"] == {"demo/a", "demo/b"}
+    assert {c for (c, k), v in got.items() if v[-1] and chunks[k][1] == "demo/b"} == {
+        "A2", "A3-d1", "A3-d2", "A3", "A4", "P"}
+    assert index[("demo", "A3")] == (2, 1) and index[("demo", "G3")] == (2, 0) and ("other", "A3") not in index
     assert per_condition["A1"] == {"demo/a"}
     assert per_condition["G3"] == per_condition["A0"] == per_condition["DOC"] == {"demo/a", "demo/b", "other/c"}
     g3_texts = [v[5] for (condition, _), v in got.items() if condition == "G3"]

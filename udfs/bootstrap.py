@@ -13,6 +13,9 @@ and every query of a drawn document enters as a bundle:
     p        = min(1, 2 · min(Pr[δ* <= 0], Pr[δ* >= 0]))          (two-sided; a replicate with
                |δ*| <= 1e-12 · max|value| is an exact zero whose last bits are rounding, and
                counts in both tails)
+    n_far    = min(#{δ* <= 0}, #{δ* >= 0}) = the replicates on the far side of zero (zeros in both),
+               so p = min(1, 2 · n_far / B); p = 0 means n_far = 0: no replicate crossed zero, and
+               the p-value is only known to be below the resolution, shown as "< 1/B"
     se       = sd(δ*, ddof=1)
 
 Vectorized: the counts of a block of replicates come from one ``bincount`` and all replicate means
@@ -38,6 +41,7 @@ class BootstrapResult:
     se: float
     n: int
     n_clusters: int
+    n_far: int = 0  # replicates on the far side of zero (module doc); p = min(1, 2 * n_far / B)
 
 
 def cluster_bootstrap(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000,
@@ -108,6 +112,7 @@ def _replicate_means(stats: np.ndarray, n_c: int, n_boot: int, seed: int) -> np.
 def _summarize(estimate: float, reps: np.ndarray, n: int, n_c: int, scale: float) -> BootstrapResult:
     lo, hi = np.percentile(reps, [2.5, 97.5])
     zero = np.abs(reps) <= 1e-12 * scale
-    p = min(1.0, 2.0 * min(float(np.mean((reps < 0) | zero)), float(np.mean((reps > 0) | zero))))
+    n_far = min(int(np.count_nonzero((reps < 0) | zero)), int(np.count_nonzero((reps > 0) | zero)))
+    p = min(1.0, 2.0 * n_far / len(reps))
     se = float(np.std(reps, ddof=1)) if len(reps) > 1 else float("nan")
-    return BootstrapResult(estimate, float(lo), float(hi), p, se, n, n_c)
+    return BootstrapResult(estimate, float(lo), float(hi), p, se, n, n_c, n_far)

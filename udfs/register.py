@@ -42,7 +42,7 @@ _INTS = duckdb.list_type(BIGINT)
 _DOUBLES = duckdb.list_type(DOUBLE)
 _BOOLS = duckdb.list_type(BOOLEAN)
 _BOOTSTRAP = duckdb.struct_type({"estimate": DOUBLE, "ci_low": DOUBLE, "ci_high": DOUBLE, "p_value": DOUBLE,
-                                 "se": DOUBLE, "n": BIGINT, "n_clusters": BIGINT})
+                                 "se": DOUBLE, "n": BIGINT, "n_clusters": BIGINT, "n_far": BIGINT})
 
 
 def _const(arg, name: str) -> int:
@@ -111,7 +111,8 @@ def _binary_ndcg(rel, n_relevant, k):
 
 
 _BOOTSTRAP_FIELDS = (("estimate", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()),
-                     ("p_value", pa.float64()), ("se", pa.float64()), ("n", pa.int64()), ("n_clusters", pa.int64()))
+                     ("p_value", pa.float64()), ("se", pa.float64()), ("n", pa.int64()), ("n_clusters", pa.int64()),
+                     ("n_far", pa.int64()))
 
 
 def _bootstrap(values, clusters, n_boot, seed):

@@ -74,7 +74,7 @@ TABLES: dict[str, str] = {
         value VARCHAR NOT NULL""",
     # --- chunking and prefixes (issue 2) --------------------------------------------------
     "chunks": """
-        chunkset VARCHAR NOT NULL,      -- 'fixed' | 'structural:<structure>' | 'doc'
+        chunkset VARCHAR NOT NULL,      -- 'fixed' | 'structural:<structure>' | 'doc' | 'sentence:<tokens>/<overlap>' (overlapping)
         chunk_id VARCHAR NOT NULL,      -- '<chunkset>|<doc_id>|<chunk_idx>'
         doc_id VARCHAR NOT NULL,
         chunk_idx INTEGER NOT NULL,
@@ -91,7 +91,7 @@ TABLES: dict[str, str] = {
     "chunk_prefixes": """
         chunkset VARCHAR NOT NULL,
         chunk_id VARCHAR NOT NULL,
-        prefix_kind VARCHAR NOT NULL,   -- 'path' | 'placebo' | 'llm_context'
+        prefix_kind VARCHAR NOT NULL,   -- 'path' | 'placebo' | 'llm_context' | 'title' (BEIR: title + ' ')
         depth INTEGER NOT NULL,         -- path elements kept (title included); 0 for llm_context
         prefix VARCHAR NOT NULL,        -- exact text placed before the content, separator included
         prefix_tokens INTEGER NOT NULL""",
@@ -154,6 +154,12 @@ TABLES: dict[str, str] = {
         k INTEGER NOT NULL,
         n_queries INTEGER NOT NULL,
         created_at TIMESTAMP NOT NULL""",
+    # --- embedding windows (issue 13) ------------------------------------------------------------
+    "text_tokens": """
+        embedder VARCHAR NOT NULL,      -- as in embeddings (model name + precision suffix)
+        text_hash VARCHAR NOT NULL,     -- a passage key of embeddings (condition_texts.text_hash)
+        n_tokens INTEGER NOT NULL,      -- tokens of the encoded input (passage instruction + text), no special tokens
+        max_tokens INTEGER NOT NULL     -- tokens of it the model reads: max_seq_length - its special tokens""",
     # --- query-rewriting study (issues 11, 12) --------------------------------------------------
     "query_answers": """
         query_id VARCHAR NOT NULL,

@@ -20,6 +20,11 @@ so a placebo path has exactly as many elements as the real one. Within a bucket 
 ``rng = numpy.random.default_rng([seed, crc32("<structure>|<corpus>"), depth])`` with the fixed
 :data:`PLACEBO_SEED`, so the assignment is identical on every run. Residual same-document
 assignments are stored in ``placebo_paths.same_document`` and counted by the caller.
+
+Title prefix (:func:`title_prefix`, kind ``title``, depth 0): BEIR's convention for embedding a
+document, ``(title + " " + text).strip()``: the title and one space before the content, nothing when
+the title is empty. The chunk stage writes it for every ``doc`` chunk (condition DOC) and the
+rewriting study's sentence chunks (:mod:`ingest.chunking.sentence_windows`).
 """
 from __future__ import annotations
 
@@ -33,6 +38,9 @@ from ingest.structure.segments import SectionRow
 SEPARATOR = " \u203a "  # ' › '
 DEPTHS = (1, 2, 3)
 PLACEBO_SEED = 20260710
+#: Prefix kinds the chunking stages derive from the document itself (rewritten with the chunks);
+#: ``llm_context`` is written by the LLM stage and only invalidated when its chunk changes.
+DERIVED_KINDS = ("path", "placebo", "title")
 
 
 def clean(element: str) -> str:
@@ -64,6 +72,18 @@ def join_path(path: Sequence[str]) -> str:
 def render(path: Sequence[str]) -> str:
     """The prefix string: ``[a › b › c]`` followed by a blank line."""
     return "[" + join_path(path) + "]\n\n"
+
+
+def title_prefix(title: str) -> str:
+    """BEIR's ``title + " "`` before a document's text ('' for an empty or blank title).
+
+    >>> title_prefix("Aspirin") + "Aspirin inhibits COX-1."
+    'Aspirin Aspirin inhibits COX-1.'
+    >>> title_prefix("  ")
+    ''
+    """
+    title = title.strip()
+    return title + " " if title else ""
 
 
 def derange(doc_ids: Sequence[str], seed: int, key: str, depth: int) -> tuple[np.ndarray, np.ndarray]:

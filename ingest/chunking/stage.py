@@ -8,7 +8,8 @@
   fixed chunks and is counted in ``funnel``), and one ``doc`` chunk per document
   (rules: :mod:`ingest.chunking.chunkers`);
 * ``chunk_prefixes`` of kind ``path`` and ``placebo`` at depths 1..3 for every structural chunk and
-  the ``placebo_paths`` assignment (rules: :mod:`ingest.chunking.prefixes`);
+  the ``placebo_paths`` assignment, and of kind ``title`` (BEIR's ``title + " "``, depth 0) for every
+  ``doc`` chunk (rules: :mod:`ingest.chunking.prefixes`);
 
 and replaces the rows of those documents in ONE transaction (identical tables on rerun). Rows of
 documents no longer in ``documents`` are removed too. ``llm_context`` prefixes (written by the LLM
@@ -43,14 +44,17 @@ from ingest.chunking.chunkers import (
     structural_chunks,
 )
 from ingest.chunking.documents import Chunk, Doc, read_documents
+from ingest.chunking.sentence_windows import SENTENCE_CHUNKSET_PREFIX
 from ingest.chunking.prefixes import (
     DEPTHS,
+    DERIVED_KINDS,
     PLACEBO_SEED,
     cut,
     derange,
     join_path,
     render,
     section_paths,
+    title_prefix,
 )
 from ingest.chunking.summary import FUNNEL_STAGE, funnel_rows, summarize
 from ingest.chunking.tokens import count_tokens, tokenizer_name
@@ -85,7 +89,7 @@ def chunk_corpus(
     with _progress(show_progress) as progress:
         sents = _sentences(docs, tok_name, progress)
         chunks = _all_chunks(docs, sents, inducer, tok_name, progress)
-        prefix_rows, placebo_rows = _prefixes(docs, chunks["structural"], tok_name, progress)
+        prefix_rows, placebo_rows = _prefixes(docs, chunks["structural"], chunks["doc"], tok_name, progress)
     all_chunks = chunks["structural"] + chunks["fixed"] + chunks["doc"]
     _check_tiling(docs, all_chunks)
     summary = summarize(docs, chunks, chunks["reference"], placebo_rows)
@@ -181,7 +185,8 @@ def _all_chunks(docs: dict[str, Doc], sents: dict[str, BodySentences], inducer: 
     return {"structural": structural, "fixed": fixed, "doc": whole, "reference": reference}
 
 
-def _prefixes(docs: dict[str, Doc], structural: list[Chunk], tokenizer: str, progress: Progress) -> tuple[pa.Table, pa.Table]:
+def _prefixes(docs: dict[str, Doc], structural: list[Chunk], whole: list[Chunk], tokenizer: str,
+              progress: Progress) -> tuple[pa.Table, pa.Table]:
     paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
     uses: list[tuple[Chunk, str, int, tuple[str, ...]]] = []
     for c in structural:
@@ -220,6 +225,12 @@ def _prefixes(docs: dict[str, Doc], structural: list[Chunk], tokenizer: str, pro
             rows["prefix_kind"].append(kind)
             rows["depth"].append(d)
             rows["prefix"].append(render(shown))
+    for c in whole:
+        rows["chunkset"].append(c.chunkset)
+        rows["chunk_id"].append(c.chunk_id)
+        rows["prefix_kind"].append("title")
+        rows["depth"].append(0)
+        rows["prefix"].append(title_prefix(docs[c.doc_id].title))
     unique = sorted(set(rows["prefix"]))
     counts = dict(zip(unique, _count(unique, tokenizer, progress, "counting prefix tokens").tolist()))
     rows["prefix_tokens"] = [counts[p] for p in rows["prefix"]]
@@ -257,6 +268,12 @@ def _check_tiling(docs: dict[str, Doc], chunks: list[Chunk]) -> None:
 def _scope(column: str) -> str:
     """Rows being replaced: the chunked documents and documents no longer in ``documents``."""
     return f"({column} IN (SELECT doc_id FROM _chunk_scope) OR {column} NOT IN (SELECT doc_id FROM documents))"
+
+
+def _owned(column: str) -> str:
+    """Chunksets this stage writes: every kind but the overlapping sentence windows, whose own stage
+    (:mod:`ingest.chunking.sentence_windows`) replaces them."""
+    return f"NOT starts_with({column}, '{SENTENCE_CHUNKSET_PREFIX}')"
 
 
 def _write(
@@ -298,20 +315,20 @@ def _write(
     try:
         with transaction(con):
             invalidated = con.execute(
-                "DELETE FROM chunk_prefixes WHERE prefix_kind NOT IN ('path', 'placebo') AND chunk_id IN ("
+                f"DELETE FROM chunk_prefixes WHERE prefix_kind NOT IN {DERIVED_KINDS} AND chunk_id IN ("
                 " SELECT o.chunk_id FROM chunks o LEFT JOIN _chunk_new n ON n.chunk_id = o.chunk_id"
                 "  AND n.char_start = o.char_start AND n.char_end = o.char_end"
-                f" WHERE {_scope('o.doc_id')}"
+                f" WHERE {_scope('o.doc_id')} AND {_owned('o.chunkset')}"
                 "  AND n.chunk_id IS NULL)"
             ).fetchone()[0]
             con.execute(
-                "DELETE FROM chunk_prefixes WHERE prefix_kind IN ('path', 'placebo') "
-                f"AND chunk_id IN (SELECT chunk_id FROM chunks WHERE {_scope('doc_id')})"
+                f"DELETE FROM chunk_prefixes WHERE prefix_kind IN {DERIVED_KINDS} "
+                f"AND chunk_id IN (SELECT chunk_id FROM chunks WHERE {_scope('doc_id')} AND {_owned('chunkset')})"
             )
-            replace_where(con, "chunks", _scope("doc_id"), [], chunk_table)
+            replace_where(con, "chunks", f"{_scope('doc_id')} AND {_owned('chunkset')}", [], chunk_table)
             purge_dangling_runs(con)  # a run ranking a chunk that is gone is stale: retrieval recomputes it
             replace_where(con, "chunk_prefixes", "FALSE", [], prefixes)
-            replace_where(con, "chunkset_docs", _scope("doc_id"), [], chunkset_docs)
+            replace_where(con, "chunkset_docs", f"{_scope('doc_id')} AND {_owned('chunkset')}", [], chunkset_docs)
             replace_where(
                 con, "placebo_paths",
                 "(corpus IN (SELECT corpus FROM _chunk_corpora) OR doc_id NOT IN (SELECT doc_id FROM documents))",

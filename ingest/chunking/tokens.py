@@ -23,8 +23,9 @@ BATCH_SIZE = 2048  # texts per tokenizer call: bounds the memory of the id lists
 
 
 def tokenizer_name(tokenizer: str | None = None) -> str:
-    """The name recorded for a tokenizer (``chunkset_docs.tokenizer``): the embedder's spec name."""
-    return resolve_embedder(tokenizer).name
+    """The name recorded for a tokenizer (``chunkset_docs.tokenizer``): the embedder's model name
+    (without a precision suffix: the tokenizer is the same at every precision)."""
+    return resolve_embedder(tokenizer).model_name
 
 
 @functools.lru_cache(maxsize=8)

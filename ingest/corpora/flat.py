@@ -1,4 +1,5 @@
-"""Corpora without structure (BEIR, HotpotQA): one-paragraph documents, queries and document-level qrels.
+"""Corpora without structure (BEIR, HotpotQA, EnterpriseRAG-Bench, AmbigNQ): one-paragraph documents,
+queries, document-level qrels and (where the source has them) gold answers (``query_answers``).
 
 Every document follows ``docs/design.md``: ``text = title + "\\n\\n" + body`` with ``body`` its single
 paragraph (``paragraphs`` row 0: ``[len(title) + 2, len(text))``), no sections. The chunking stage
@@ -30,6 +31,7 @@ class FlatCorpus:
     paragraphs: list[dict] = dataclasses.field(default_factory=list)
     queries: list[dict] = dataclasses.field(default_factory=list)
     qrels: list[dict] = dataclasses.field(default_factory=list)
+    answers: list[dict] = dataclasses.field(default_factory=list)
     quarantine: list[dict] = dataclasses.field(default_factory=list)
     meta: dict[str, str] = dataclasses.field(default_factory=dict)
     funnel: dict[str, Counter] = dataclasses.field(default_factory=dict)
@@ -56,13 +58,17 @@ class FlatCorpus:
     def add_qrel(self, query_id: str, doc_id: str, relevance: int) -> None:
         self.qrels.append({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
 
+    def add_answers(self, query_id: str, answers: list[str]) -> None:
+        """Gold answer strings of a query (aliases in order, ``answer_idx`` 0-based)."""
+        self.answers.extend({"query_id": query_id, "answer_idx": i, "answer": a} for i, a in enumerate(answers))
+
     def quarantine_record(self, source_file: str, record_id: str, stage: str, reason: str) -> None:
         self.quarantine.append({"corpus": self.corpus, "source_file": source_file, "record_id": record_id,
                                 "stage": stage, "reason": reason})
 
 
 _SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
-    'documents', 'paragraphs', 'queries', 'qrels', 'quarantine')}
+    'documents', 'paragraphs', 'queries', 'qrels', 'quarantine', 'query_answers')}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -70,8 +76,8 @@ def _table(name: str, rows: list[dict]) -> pa.Table:
 
 
 def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict:
-    """Replace the corpus's documents, paragraphs, queries, qrels, evidence (none), its funnel and
-    quarantine stages and meta keys in one transaction; return the row counts and the funnel.
+    """Replace the corpus's documents, paragraphs, queries, qrels, gold answers, evidence (none), its
+    funnel and quarantine stages and meta keys in one transaction; return the row counts and the funnel.
     Refused (:func:`ingest.errors.no_documents`, nothing written) when no document is left."""
     corpus, prefix = built.corpus, built.corpus + "/"
     stages = sorted(built.funnel)
@@ -90,6 +96,8 @@ def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict
         replace_where(con, "sections", "starts_with(doc_id, ?)", [prefix], None)
         replace_where(con, "evidence", "starts_with(query_id, ?)", [prefix], None)
         replace_where(con, "qrels", "starts_with(query_id, ?)", [prefix], _table("qrels", built.qrels))
+        replace_where(con, "query_answers", "starts_with(query_id, ?)", [prefix],
+                      _table("query_answers", built.answers))
         replace_where(con, "queries", "corpus = ?", [corpus], _table("queries", built.queries))
         replace_where(con, "documents", "corpus = ?", [corpus], _table("documents", built.documents))
         replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_params})", [corpus, *stages], funnel)
@@ -98,5 +106,5 @@ def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict
         replace_where(con, "corpus_meta", "corpus = ? AND key IN (SELECT unnest(?::VARCHAR[]))",
                       [corpus, list(built.meta)], meta)
     return {"corpus": corpus, "documents": len(built.documents), "queries": len(built.queries),
-            "qrels": len(built.qrels), "quarantined": len(built.quarantine),
+            "qrels": len(built.qrels), "answers": len(built.answers), "quarantined": len(built.quarantine),
             "funnel": {s: dict(sorted(built.funnel[s].items())) for s in stages}}

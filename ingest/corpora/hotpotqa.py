@@ -1,7 +1,11 @@
 """``ragwh ingest hotpotqa FILE``: HotpotQA distractor JSON as a corpus without structure.
 
 Input: the original distractor format, a JSON list of ``{_id, question, supporting_facts [[title,
-sent_id]], context [[title, [sentences]]], type, level, answer}``.
+sent_id]], context [[title, [sentences]]], type, level, answer}`` — the dev file or the official train
+file ``hotpot_train_v1.1.json`` (``ragwh fetch hotpotqa``; 566 MB, read as a stream, so ``--limit 5000``
+keeps the first 5,000 questions in file order in constant memory; the rewriting study's setting).
+The corpus is every context paragraph of the loaded questions (deduplicated by title, below); each
+question's ``answer`` is its gold answer (``query_answers``, one row).
 
 Output (:mod:`ingest.corpora.flat`): each context paragraph is a document ``<corpus>/<title>`` whose
 body is ``"".join(sentences).strip()`` (HotpotQA sentences carry their own leading spaces); the same
@@ -17,14 +21,13 @@ duplicate, conflicting_title, empty_text, kept). A malformed file or record rais
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import duckdb
 
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
-from ingest.corpora.utf8 import read_text
+from ingest.corpora.json_stream import iter_json_array
 from ingest.errors import IngestError
 
 
@@ -37,7 +40,7 @@ def _check(path: Path, index: int, rec: object) -> None:
     """Raise :class:`IngestError` unless ``rec`` has the distractor format's fields and shapes."""
     if not isinstance(rec, dict):
         raise _record_error(path, index, rec, "record is not a JSON object")
-    for key in ("_id", "question", "type"):
+    for key in ("_id", "question", "type", "answer"):
         if not isinstance(rec.get(key), str):
             raise _record_error(path, index, rec, f"missing or non-string field {key!r}")
     context = rec.get("context")
@@ -58,23 +61,22 @@ def _check(path: Path, index: int, rec: object) -> None:
 
 def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = None,
                    split: str | None = "dev") -> FlatCorpus:
-    """Read a distractor JSON file into a :class:`FlatCorpus` (no warehouse access)."""
+    """Read a distractor JSON file into a :class:`FlatCorpus` (no warehouse access).
+
+    Records after the first ``limit`` are only counted (``beyond_limit``), never checked or kept."""
     path = Path(path)
     if not path.is_file():
-        raise IngestError(str(path), None, "file not found")
-    try:
-        records = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise IngestError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
-    if not isinstance(records, list):
-        raise IngestError(str(path), None, "expected a JSON list of questions (HotpotQA distractor format)")
+        raise IngestError(str(path), None, "file not found", "download the train file with `ragwh fetch hotpotqa`")
     built = FlatCorpus(corpus, (str(path),), meta={"hotpotqa_split": split or ""})
-    built.count("hotpotqa_questions", "input", len(records))
-    kept = records if limit is None else records[:limit]
-    built.count("hotpotqa_questions", "beyond_limit", len(records) - len(kept))
+    built.count("hotpotqa_questions", "input", 0)
+    built.count("hotpotqa_questions", "beyond_limit", 0)
     bodies: dict[str, str] = {}  # title -> body of its document
     seen_ids: set[str] = set()
-    for index, rec in enumerate(kept):
+    for index, rec in iter_json_array(path, "a JSON list of questions (HotpotQA distractor format)"):
+        built.count("hotpotqa_questions", "input")
+        if limit is not None and index >= limit:
+            built.count("hotpotqa_questions", "beyond_limit")
+            continue
         _check(path, index, rec)
         if rec["_id"] in seen_ids:
             raise _record_error(path, index, rec, "duplicate _id")
@@ -97,6 +99,7 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
                 built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
                                         "same title as an earlier paragraph with a different text; the first is kept")
         query_id = built.add_query(rec["_id"], rec["question"], rec["type"])
+        built.add_answers(query_id, [rec["answer"]])
         built.count("hotpotqa_questions", "kept")
         for title in sorted({f[0] for f in rec["supporting_facts"]}):
             if title not in bodies:
@@ -106,8 +109,10 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
 
 
 def load_hotpotqa(con: duckdb.DuckDBPyConnection, path: Path | str, corpus: str = "hotpotqa",
-                  limit: int | None = None) -> dict:
-    """Build (:func:`build_hotpotqa`) and replace the corpus's rows in one transaction; returns the summary."""
+                  limit: int | None = None, split: str = "dev") -> dict:
+    """Build (:func:`build_hotpotqa`) and replace the corpus's rows in one transaction; returns the summary.
+
+    ``split`` is recorded in ``documents.split`` and ``corpus_meta`` (``train`` for the train file)."""
     started = time.perf_counter()
-    built = build_hotpotqa(Path(path), corpus, limit)
+    built = build_hotpotqa(Path(path), corpus, limit, split)
     return {**write_flat_corpus(con, built), "seconds": time.perf_counter() - started}

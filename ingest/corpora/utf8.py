@@ -10,7 +10,8 @@ from ingest.errors import IngestError
 HINT = "re-encode the file as UTF-8"
 
 
-def _error(name: str, line: int, byte: int, offset: int) -> IngestError:
+def not_utf8(name: str, line: int, byte: int, offset: int) -> IngestError:
+    """The error for ``byte`` at file ``offset`` (0-based) on ``line`` (1-based) of ``name``."""
     return IngestError(name, f"line {line}", f"byte 0x{byte:02x} at offset {offset} is not valid UTF-8", HINT)
 
 
@@ -19,7 +20,7 @@ def decode(name: str, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _error(name, raw[: exc.start].count(b"\n") + 1, raw[exc.start], exc.start) from None
+        raise not_utf8(name, raw[: exc.start].count(b"\n") + 1, raw[exc.start], exc.start) from None
 
 
 def read_text(path: Path) -> str:
@@ -36,6 +37,6 @@ def lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise _error(str(path), number, raw[exc.start], offset + exc.start) from None
+                raise not_utf8(str(path), number, raw[exc.start], offset + exc.start) from None
             yield number, text
             offset += len(raw)

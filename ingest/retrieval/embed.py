@@ -10,6 +10,14 @@ vector)``. Texts are sorted by length (longest first, then hash) so each model b
 and committed every :data:`COMMIT_TEXTS` texts or :data:`COMMIT_SECONDS` seconds, whichever comes
 first (always on a model-batch boundary): an interrupted job loses at most the uncommitted texts,
 and a rerun embeds only what is missing, in the same model batches a clean run would have used.
+
+Precision (:mod:`ingest.retrieval.precision`): ``precision='auto'`` (the default) computes in bf16 on a
+CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32; the stored ``embedder``
+name carries the precision (``all-MiniLM-L6-v2@bf16``), so vectors of different precisions never mix.
+
+Truncation (:mod:`ingest.retrieval.truncation`): every requested passage also gets its input length
+and the model's window in ``text_tokens``, and the report counts per condition the passages longer
+than the window and the tokens the model never reads.
 """
 from __future__ import annotations
 
@@ -22,8 +30,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ingest.retrieval.embedders import EmbedderSpec, auto_device, resolve_embedder
+from ingest.retrieval.embedders import EmbedderSpec, auto_device, check_loaded_precision, resolve_embedder
 from ingest.retrieval.progress import progress_bar
+from ingest.retrieval.truncation import count_missing
 from warehouse.db import transaction
 
 QUERY_HASH_PREFIX = "[query] "
@@ -119,6 +128,19 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
     )
 
 
+def passages_without_tokens(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
+                            conditions: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+    """Unique passage keys (and texts) of ``condition_texts`` (filtered like :func:`texts_to_embed`)
+    that have no ``text_tokens`` row for ``embedder``, sorted by key."""
+    table = arrow_query(con, """
+        SELECT text_hash, any_value(text) AS text FROM condition_texts ct
+        WHERE ($corpus IS NULL OR corpus = $corpus) AND ($all_conditions OR list_contains($conditions, condition))
+          AND NOT EXISTS (SELECT 1 FROM text_tokens t WHERE t.embedder = $e AND t.text_hash = ct.text_hash)
+        GROUP BY text_hash ORDER BY text_hash""",
+        {"e": embedder, "corpus": corpus, "all_conditions": conditions is None, "conditions": list(conditions or [])})
+    return table.column("text_hash").to_pylist(), table.column("text").to_pylist()
+
+
 def stored_dimension(con: duckdb.DuckDBPyConnection, embedder: str) -> int | None:
     """Dimension of the vectors stored for ``embedder`` (None when none are stored).
 
@@ -151,6 +173,7 @@ def embed_texts(
     *,
     corpus: str | None = None,
     conditions: Sequence[str] | None = None,
+    precision: str | None = "auto",
     model=None,
     device: str | None = None,
     batch_size: int = 64,
@@ -158,16 +181,21 @@ def embed_texts(
     commit_seconds: float | None = None,
     show_progress: bool = True,
 ) -> dict:
-    """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``.
+    """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``
+    computed in ``precision`` (``auto | fp32 | bf16``; None: as ``embedder`` names it).
 
-    ``model`` (a loaded ``SentenceTransformer``) skips loading; otherwise the spec's model is loaded
+    ``model`` (a loaded ``SentenceTransformer`` computing in that precision) skips loading; otherwise the spec's model is loaded
     only when something is missing. Texts go to the model ``min(batch_size, write_batch)`` at a time
     and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
     (default :data:`COMMIT_TEXTS` and :data:`COMMIT_SECONDS`, read when the job starts).
     Refuses (:class:`EmbedError`, nothing written) when stored vectors have another dimension than
     the model. Returns the report: ``requested`` rows, ``unique`` keys, ``already_stored``,
-    ``embedded`` and the model's ``dim``."""
-    spec = resolve_embedder(embedder)
+    ``embedded`` and the model's ``dim`` (``embedder`` is the stored name, precision suffix included).
+    Every requested passage has its ``text_tokens`` row afterwards
+    (:func:`ingest.retrieval.truncation.truncation_summary` reads them)."""
+    device = device or auto_device()
+    spec = resolve_embedder(embedder, precision, device)
+    check_loaded_precision(embedder, spec, model)
     todo = texts_to_embed(con, spec.name, corpus, conditions)
     report = {
         "embedder": spec.name,
@@ -179,8 +207,8 @@ def embed_texts(
         "dim": stored_dimension(con, spec.name),
     }
     if not todo.hashes:
+        count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions))
         return report
-    device = device or auto_device()
     if model is None:
         model = spec.load(device)
     dim = int(model.get_embedding_dimension())
@@ -192,6 +220,7 @@ def embed_texts(
             "or use another --embedder"
         )
     report["dim"] = dim
+    count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions), model=model)
     encoded = spec.format_inputs(todo.texts, todo.is_query)
     write_batch = COMMIT_TEXTS if write_batch is None else write_batch
     commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
@@ -214,9 +243,9 @@ def embed_texts(
 
 
 def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
-                conditions: Sequence[str] | None = None) -> dict:
+                conditions: Sequence[str] | None = None, precision: str | None = "auto") -> dict:
     """The orchestrator's embedding stage: :func:`embed_texts` with defaults."""
-    return embed_texts(con, embedder, corpus=corpus, conditions=conditions)
+    return embed_texts(con, embedder, corpus=corpus, conditions=conditions, precision=precision)
 
 
 def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:

@@ -3,10 +3,14 @@
 For a first-stage run ``(corpus, embedder, 'none', condition)`` and a query ``q``, each of its top
 ``depth`` chunks ``c`` gets ``score = CE(q.text, c.text)`` (the cross-encoder's output for the raw
 query text and the exact condition text that was embedded, instruction-free); the chunks are re-ranked
-by score descending, then chunk_id ascending, and stored as the run ``(corpus, embedder, <reranker
-name>, condition)``. A (query, text) pair shared by several conditions is scored once per call.
-The run's fingerprint is sha256 of the first-stage fingerprint, the reranker name and ``depth``:
-an unchanged first stage is not re-scored.
+by score descending, then by document and chunk number (:mod:`ingest.retrieval.ties`), and stored as
+the run ``(corpus, embedder, <reranker name>, condition)``. A (query, text) pair shared by several
+conditions is scored once per call. The run's fingerprint is sha256 of the first-stage fingerprint,
+the reranker name and ``depth``: an unchanged first stage is not re-scored.
+
+Precision as for embedders (:mod:`ingest.retrieval.precision`): ``auto`` scores in bf16 on a CPU with
+native bf16 instructions when the cross-encoder is known to be an encoder, fp16 on CUDA, else fp32;
+the stored reranker name carries the suffix (``BAAI/bge-reranker-v2-m3@bf16``).
 """
 from __future__ import annotations
 
@@ -20,12 +24,23 @@ import pyarrow as pa
 
 from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, require_condition_texts
 from ingest.retrieval.embedders import EmbedderSpec, auto_device, resolve_embedder
+from ingest.retrieval.precision import (
+    PrecisionError,
+    apply_precision,
+    encoder_from_source,
+    resolve_precision,
+    split_name,
+    stored_name,
+)
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.retrieve import stored_fingerprint, write_run
+from ingest.retrieval.ties import tie_ranks
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
 RERANK_DEPTH = 50
-FINGERPRINT_VERSION = "rerank-v1"
+FINGERPRINT_VERSION = "rerank-v2"  # v2: ties by document then chunk number
+#: Cross-encoders known to be encoders without reading their config (XLM-RoBERTa).
+KNOWN_ENCODERS = frozenset({"BAAI/bge-reranker-v2-m3", "BAAI/bge-reranker-base", "BAAI/bge-reranker-large"})
 
 
 class RerankError(ValueError):
@@ -34,13 +49,28 @@ class RerankError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class RerankerSpec:
-    """``name`` is stored in ``runs.reranker``; ``source`` is what ``CrossEncoder`` loads."""
+    """``name`` is stored in ``runs.reranker`` (model + precision suffix); ``source`` is what
+    ``CrossEncoder`` loads; ``encoder``: known to be an encoder (None: unknown); ``precision``: what
+    it computes in."""
 
     name: str
     source: str
+    encoder: bool | None = None
+    precision: str = "fp32"
+
+    def at_precision(self, precision: str | None, device: str | None = None) -> "RerankerSpec":
+        """This cross-encoder computing in ``precision`` (``auto | fp32 | bf16``); None: unchanged."""
+        if precision is None:
+            return self
+        try:
+            computed = resolve_precision(precision, device or auto_device(), self.encoder)
+        except PrecisionError as exc:
+            raise RerankError(f"reranker {self.name!r}: {exc}") from None
+        base = split_name(self.name)[0]
+        return dataclasses.replace(self, name=stored_name(base, computed), precision=computed)
 
     def load(self, device: str | None = None):
-        """Load the cross-encoder (auto device; fp16 on CUDA). Raises :class:`RerankError`."""
+        """Load the cross-encoder (auto device) computing in ``precision``. Raises :class:`RerankError`."""
         from sentence_transformers import CrossEncoder
 
         device = device or auto_device()
@@ -51,22 +81,31 @@ class RerankerSpec:
                 f"cannot load reranker {self.name!r} from {self.source!r}: {type(exc).__name__}: {exc} "
                 "(pass --reranker with an existing local cross-encoder directory or a reachable hub id)"
             ) from exc
-        if device.startswith("cuda"):
-            model.half()
-        return model
+        try:
+            return apply_precision(model, self.precision, device)
+        except PrecisionError as exc:
+            raise RerankError(f"reranker {self.name!r}: {exc}") from None
 
 
-def resolve_reranker(name_or_path: str | RerankerSpec | None = None) -> RerankerSpec:
-    """A local directory (stored under its absolute path) or a hub id ``owner/model``."""
+def resolve_reranker(name_or_path: str | RerankerSpec | None = None, precision: str | None = None,
+                     device: str | None = None) -> RerankerSpec:
+    """A local directory (stored under its absolute path) or a hub id ``owner/model``, computing in
+    ``precision`` (None: the name's own ``@suffix``, else fp32)."""
     if isinstance(name_or_path, RerankerSpec):
-        return name_or_path
-    key = name_or_path or DEFAULT_RERANKER
+        return name_or_path.at_precision(precision, device)
+    key, named = split_name(name_or_path or DEFAULT_RERANKER)
+    if named is not None:
+        if precision not in (None, "auto", named):
+            raise RerankError(f"reranker {name_or_path!r} names precision {named} but precision {precision} was asked")
+        precision = named
     path = Path(key).expanduser()
     if path.is_dir():
-        return RerankerSpec(name=str(path.resolve()), source=str(path.resolve()))
+        source = str(path.resolve())
+        return RerankerSpec(name=source, source=source, encoder=encoder_from_source(source)).at_precision(precision, device)
     parts = key.split("/")
     if len(parts) == 2 and all(parts) and not key.startswith((".", "~", "/")):
-        return RerankerSpec(name=key, source=key)
+        encoder = True if key in KNOWN_ENCODERS else encoder_from_source(key)
+        return RerankerSpec(name=key, source=key, encoder=encoder).at_precision(precision, device)
     raise RerankError(f"reranker {key!r} is neither an existing local directory nor a hub id of the form owner/model")
 
 
@@ -85,7 +124,7 @@ def first_stage_runs(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str 
 def candidates(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condition: str, depth: int) -> pa.Table:
     """The top ``depth`` of a first-stage run with query and passage texts and their keys."""
     return arrow_query(con, 
-        f"""SELECT r.query_id, r.chunk_id, q.text AS query_text,
+        f"""SELECT r.query_id, r.chunk_id, ct.doc_id, q.text AS query_text,
                    sha256('{QUERY_HASH_PREFIX}' || q.text) AS query_hash, ct.text AS passage, ct.text_hash
             FROM runs r
             JOIN queries q ON q.query_id = r.query_id
@@ -97,21 +136,24 @@ def candidates(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
     )
 
 
-def rerank_order(query_ids: np.ndarray, chunk_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Row order grouping queries (ascending) and, within a query, score desc then chunk_id asc."""
-    return np.lexsort((chunk_ids, -scores, query_ids))
+def rerank_order(query_ids: np.ndarray, doc_ids: np.ndarray, chunk_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Row order grouping queries (ascending) and, within a query, score desc then tie order
+    (document, then chunk number: :func:`ingest.retrieval.ties.tie_ranks`)."""
+    return np.lexsort((tie_ranks(doc_ids, chunk_ids), -scores, query_ids))
 
 
 def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | None = None,
                  embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
                  conditions: list[str] | None = None, *, depth: int = RERANK_DEPTH, model=None,
-                 device: str | None = None, batch_size: int = 32, show_progress: bool = True) -> dict:
-    """Rerank every stored first-stage run of ``embedder`` (optionally filtered) with ``reranker``.
+                 device: str | None = None, batch_size: int = 32, show_progress: bool = True,
+                 precision: str | None = "auto", embedder_precision: str | None = "auto") -> dict:
+    """Rerank every stored first-stage run of ``embedder`` (its vectors computed in
+    ``embedder_precision``; optionally filtered) with ``reranker`` computing in ``precision``.
 
     Returns ``{"reranker", "embedder", "depth", "pairs_scored", "conditions": [report per run]}``."""
     require_condition_texts(con)
-    spec = resolve_reranker(reranker)
-    embedder_name = resolve_embedder(embedder).name
+    spec = resolve_reranker(reranker, precision, device)
+    embedder_name = resolve_embedder(embedder, embedder_precision).name
     runs = first_stage_runs(con, embedder_name, corpus, conditions)
     if not runs:
         raise RerankError(f"no first-stage runs for embedder {embedder_name!r}: run `ragwh retrieve` first")
@@ -147,7 +189,7 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
         query_ids = np.array(cand.column("query_id").to_pylist(), dtype=str)
         chunk_ids = np.array(cand.column("chunk_id").to_pylist(), dtype=str)
         scores = np.array([cache[key] for key in keys], dtype=np.float64)
-        order = rerank_order(query_ids, chunk_ids, scores)
+        order = rerank_order(query_ids, cand.column("doc_id").to_pylist(), chunk_ids.tolist(), scores)
         query_ids, chunk_ids, scores = query_ids[order], chunk_ids[order], scores[order]
         uq, first, counts = np.unique(query_ids, return_index=True, return_counts=True)
         ranks = np.arange(len(order)) - np.repeat(first, counts) + 1

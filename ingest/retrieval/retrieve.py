@@ -2,7 +2,8 @@
 
 Flat: for every query of the corpus, the top ``k`` chunks of the condition's whole index (all
 documents of the corpus) by ``score = <q, c>`` of L2-normalized vectors (= cosine), ties broken by
-chunk_id ascending (:func:`ingest.retrieval.topk.topk_inner_product`).
+document then chunk number (:mod:`ingest.retrieval.ties`: the index is sorted into tie order, and
+:func:`ingest.retrieval.topk.topk_inner_product` breaks ties by position).
 
 Two-stage (``retrieval = two_stage`` in ``seeds/conditions.csv``): a section is a document plus one
 top-level (level-1) heading of the chunkset's structure; a chunk belongs to the level-1 ancestor of
@@ -11,7 +12,9 @@ section's centroid is ``m / ||m||_2`` with ``m`` the mean of its chunks' vectors
 flat retrieval searches). Stage 1 keeps the ``ROUTED_SECTIONS`` best centroids; stage 2 ranks the
 chunks of those sections by inner product; when they are fewer than ``k``, the list is backfilled
 from the flat ranking (flat order, flat scores, no duplicates), so ranks past the routed chunks may
-have higher scores than ranks before them. ``routing.section_recall`` is TRUE when a routed section
+have higher scores than ranks before them. A document indexed with fallback fixed windows (it lacks
+the chunkset's structure: ``condition_texts.is_fallback``) is one section of its own, section index
+-1, spanning its whole body. ``routing.section_recall`` is TRUE when a routed section
 overlaps any gold evidence span of the query (same document, ``[s0, s1)`` and ``[e0, e1)`` with
 ``s0 < e1 and e0 < s1``), NULL when the query has no evidence rows.
 
@@ -34,12 +37,14 @@ import scipy.sparse as sp
 from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, require_condition_texts
 from ingest.retrieval.embedders import EmbedderSpec, resolve_embedder
 from ingest.retrieval.progress import progress_bar
+from ingest.retrieval.ties import tie_order
 from ingest.retrieval.topk import topk_inner_product
 from warehouse.db import replace_where, transaction
 from warehouse.paths import PROJECT_ROOT
 
 ROUTED_SECTIONS = 5
-FINGERPRINT_VERSION = "retrieve-v1"
+FINGERPRINT_VERSION = "retrieve-v2"  # v2: ties by document then chunk number; fallback documents
+WHOLE_DOCUMENT = -1  # section index of a fallback document's one section
 CONDITIONS_SEED = PROJECT_ROOT / "seeds" / "conditions.csv"
 
 
@@ -55,11 +60,14 @@ def retrieval_modes(seed=CONDITIONS_SEED) -> dict[str, str]:
 
 @dataclasses.dataclass
 class Index:
-    """One condition's searchable chunks, sorted by chunk_id, and its queries, sorted by query_id."""
+    """One condition's searchable chunks in tie order (:mod:`ingest.retrieval.ties`), and its queries
+    sorted by query_id. ``chunkset`` is the condition's own chunkset; ``fallback[j]`` marks chunk
+    ``j`` as a fallback fixed window."""
 
     chunk_ids: np.ndarray  # object (str)
     chunk_hashes: list[str]
     chunkset: str | None
+    fallback: np.ndarray  # bool
     vectors: np.ndarray  # float32 (n, d)
     query_ids: np.ndarray
     query_hashes: list[str]
@@ -82,7 +90,7 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
 
     Raises :class:`RetrieveError` when any text lacks a vector (run ``ragwh embed`` first)."""
     chunks = arrow_query(con, 
-        """SELECT ct.chunk_id, ct.text_hash, ct.chunkset, e.vector
+        """SELECT ct.chunk_id, ct.doc_id, ct.text_hash, ct.chunkset, ct.is_fallback, e.vector
            FROM condition_texts ct LEFT JOIN embeddings e ON e.embedder = $e AND e.text_hash = ct.text_hash
            WHERE ct.corpus = $corpus AND ct.condition = $condition ORDER BY ct.chunk_id""",
         {"e": embedder, "corpus": corpus, "condition": condition},
@@ -104,13 +112,17 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
         key = table.column("chunk_id" if what == "chunk" else "query_id").to_pylist()
         if len(set(key)) != len(key):
             raise RetrieveError(f"{corpus}/{condition}: duplicate {what} ids or duplicate embeddings for one text")
-    chunksets = sorted(set(chunks.column("chunkset").to_pylist()))
-    if len(chunksets) > 1:
-        raise RetrieveError(f"{corpus}/{condition}: condition_texts mixes chunksets {chunksets}")
+    chunks = chunks.take(pa.array(tie_order(chunks.column("doc_id").to_pylist(), chunks.column("chunk_id").to_pylist())))
+    fallback = np.asarray(chunks.column("is_fallback").to_numpy(zero_copy_only=False), dtype=bool)
+    chunkset_of = chunks.column("chunkset").to_pylist()
+    chunksets = sorted({c for c, f in zip(chunkset_of, fallback) if not f})
+    if len(chunksets) > 1 or any(c != "fixed" for c, f in zip(chunkset_of, fallback) if f):
+        raise RetrieveError(f"{corpus}/{condition}: condition_texts mixes chunksets {sorted(set(chunkset_of))}")
     return Index(
         chunk_ids=np.array(chunks.column("chunk_id").to_pylist(), dtype=object),
         chunk_hashes=chunks.column("text_hash").to_pylist(),
         chunkset=chunksets[0] if chunksets else None,
+        fallback=fallback,
         vectors=_to_matrix(chunks.column("vector"), f"{corpus}/{condition} chunks"),
         query_ids=np.array(queries.column("query_id").to_pylist(), dtype=object),
         query_hashes=queries.column("text_hash").to_pylist(),
@@ -160,13 +172,16 @@ def top_level_sections(con: duckdb.DuckDBPyConnection, index: Index, corpus: str
         )
     structure = index.chunkset.removeprefix("structural:")
     con.register("_index_chunks", pa.table({"chunk_id": pa.array(index.chunk_ids.tolist(), pa.string()),
-                                             "pos": pa.array(np.arange(len(index.chunk_ids)))}))
+                                             "pos": pa.array(np.arange(len(index.chunk_ids))),
+                                             "fallback": pa.array(index.fallback)}))
     try:
         mapped = arrow_query(con, 
-            """WITH l1 AS (SELECT doc_id, section_idx FROM sections WHERE structure = $structure AND level = 1),
-                    c AS (SELECT i.pos, ch.doc_id, ch.section_idx FROM _index_chunks i
-                          LEFT JOIN chunks ch ON ch.chunkset = $chunkset AND ch.chunk_id = i.chunk_id)
-               SELECT c.pos, c.doc_id, l1.section_idx AS top_idx
+            f"""WITH l1 AS (SELECT doc_id, section_idx FROM sections WHERE structure = $structure AND level = 1),
+                    c AS (SELECT i.pos, i.fallback, ch.doc_id, ch.section_idx FROM _index_chunks i
+                          LEFT JOIN chunks ch ON ch.chunkset = CASE WHEN i.fallback THEN 'fixed' ELSE $chunkset END
+                                             AND ch.chunk_id = i.chunk_id)
+               SELECT c.pos, c.doc_id,
+                      CASE WHEN c.fallback THEN {WHOLE_DOCUMENT} ELSE l1.section_idx END AS top_idx
                FROM c ASOF LEFT JOIN l1 ON c.doc_id = l1.doc_id AND c.section_idx >= l1.section_idx
                ORDER BY c.pos""",
             {"structure": structure, "chunkset": index.chunkset},
@@ -222,7 +237,8 @@ def two_stage(index: Index, sections: Sections, k: int, flat_pos: np.ndarray, fl
 
 def section_recall(con: duckdb.DuckDBPyConnection, structure: str, query_ids: np.ndarray,
                    sections: Sections, routed: np.ndarray) -> list[bool | None]:
-    """Per query: does any routed section overlap an evidence span of the query (NULL: no evidence rows)."""
+    """Per query: does any routed section overlap an evidence span of the query (NULL: no evidence rows).
+    A fallback document's section (index -1) spans the document's whole body."""
     q_rep = np.repeat(np.arange(len(query_ids)), routed.shape[1])
     flat = routed.ravel()
     table = pa.table({
@@ -236,11 +252,16 @@ def section_recall(con: duckdb.DuckDBPyConnection, structure: str, query_ids: np
     con.register("_routed_queries", qs)
     try:
         rows = con.execute(
-            """WITH with_evidence AS (SELECT DISTINCT query_id FROM evidence),
+            f"""WITH with_evidence AS (SELECT DISTINCT query_id FROM evidence),
+                    spans AS (
+                        SELECT doc_id, section_idx, char_start, char_end FROM sections WHERE structure = $structure
+                        UNION ALL
+                        SELECT doc_id, {WHOLE_DOCUMENT}, min(char_start), max(char_end) FROM paragraphs
+                        WHERE doc_id IN (SELECT doc_id FROM _routed WHERE section_idx = {WHOLE_DOCUMENT})
+                        GROUP BY doc_id),
                     hits AS (
                         SELECT r.q, bool_or(e.query_id IS NOT NULL) AS hit FROM _routed r
-                        JOIN sections s ON s.structure = $structure AND s.doc_id = r.doc_id
-                                       AND s.section_idx = r.section_idx
+                        JOIN spans s ON s.doc_id = r.doc_id AND s.section_idx = r.section_idx
                         LEFT JOIN evidence e ON e.query_id = r.query_id AND e.doc_id = r.doc_id
                                             AND s.char_start < e.char_end AND e.char_start < s.char_end
                         GROUP BY r.q)
@@ -340,14 +361,15 @@ def retrieval_units(con: duckdb.DuckDBPyConnection, conditions: list[str] | None
 
 def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, k: int = 50,
                    conditions: list[str] | None = None, corpus: str | None = None,
-                   show_progress: bool = True) -> dict:
-    """First-stage runs for every (corpus, condition) of ``condition_texts`` (optionally filtered).
+                   show_progress: bool = True, precision: str | None = "auto") -> dict:
+    """First-stage runs for every (corpus, condition) of ``condition_texts`` (optionally filtered),
+    over the vectors of ``embedder`` computed in ``precision`` (resolved as the embed job does).
 
     Returns ``{"embedder", "k", "conditions": [report per run], "empty": [requested conditions
     without chunks]}``; unchanged runs are skipped (``status = 'unchanged'``)."""
     if k < 1:
         raise RetrieveError(f"k must be >= 1, got {k}")
-    name = resolve_embedder(embedder).name
+    name = resolve_embedder(embedder, precision).name
     modes = retrieval_modes()
     unknown = sorted(set(conditions or []) - set(modes))
     if unknown:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ingest.retrieval.embed import l2_normalize, store_embeddings
-from ingest.retrieval.embedders import EmbedderSpec, resolve_embedder
+from ingest.retrieval.embedders import EmbedderSpec, check_loaded_precision, resolve_embedder
 from ingest.retrieval.progress import progress_bar
 
 
@@ -46,11 +46,13 @@ def stored_vectors(con: duckdb.DuckDBPyConnection, embedder: str, hashes: Sequen
 
 def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embedder: str | EmbedderSpec | None = None,
                       *, model=None, batch_size: int = 64, write_batch: int = 1024,
-                      show_progress: bool = True) -> tuple[np.ndarray, dict]:
+                      show_progress: bool = True, precision: str | None = "auto") -> tuple[np.ndarray, dict]:
     """Vectors (``len(texts) x dim`` float32, L2-normalized) for ``texts``, embedding only the
-    unique texts not yet stored for the embedder. Returns the matrix and a report
+    unique texts not yet stored for the embedder computing in ``precision`` (its stored name carries
+    the precision: :mod:`ingest.retrieval.precision`). Returns the matrix and a report
     ``{requested, unique, already_stored, embedded}``."""
-    spec = resolve_embedder(embedder)
+    spec = resolve_embedder(embedder, precision)
+    check_loaded_precision(embedder, spec, model)
     hashes = [text_hash(t) for t in texts]
     have = stored_vectors(con, spec.name, hashes)
     todo: dict[str, str] = {}

@@ -37,8 +37,10 @@ INDUCERS = ("texttiling", "llm")
 
 def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = None, backend: Any = None, *,
            params: TextTilingParams = TextTilingParams(), embedder: str | None = None, chunk: bool = False,
-           show_progress: bool = True) -> dict:
+           show_progress: bool = True, precision: str | None = "auto") -> dict:
     """Induce, verify and load structure ``induced:<inducer>``; return the report (module doc).
+    TextTiling's paragraph vectors come from ``embedder`` computing in ``precision``
+    (:mod:`ingest.retrieval.precision`).
 
     ``backend`` (llm only): an :class:`ingest.llm.LLMCache`, a bare :class:`ingest.llm.LLMBackend`
     (put behind the cache), or None for the configured one (``RAGWH_LLM_*``)."""
@@ -64,7 +66,8 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
             results = induce_with_llm(todo, llm)
             extra = {}
         else:
-            results, extra = induce_with_texttiling(con, todo, params, embedder, show_progress=show_progress)
+            results, extra = induce_with_texttiling(con, todo, params, embedder, show_progress=show_progress,
+                                                    precision=precision)
             extra = {"embedding": extra, "params": dataclasses.asdict(params)}
         results += [InductionResult(d.doc_id, "failed", [], "document has no paragraphs") for d in empty]
         _load(con, structure, name, docs, results)

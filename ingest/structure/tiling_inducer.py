@@ -33,12 +33,15 @@ def induce_one(doc: StoredDoc, vectors: np.ndarray, params: TextTilingParams) ->
 
 def induce_with_texttiling(con: duckdb.DuckDBPyConnection, docs: Sequence[StoredDoc],
                            params: TextTilingParams = TextTilingParams(), embedder: str | EmbedderSpec | None = None,
-                           *, model=None, show_progress: bool = True) -> tuple[list[InductionResult], dict]:
-    """Embed every paragraph once (cached in ``embeddings``), tile each document, verify each tree.
+                           *, model=None, show_progress: bool = True,
+                           precision: str | None = "auto") -> tuple[list[InductionResult], dict]:
+    """Embed every paragraph once (cached in ``embeddings``, computed in ``precision``), tile each
+    document, verify each tree.
 
     Returns the results in ``docs`` order and the embedding report."""
     texts = [t for d in docs for t in d.paragraph_texts()]
-    vectors, report = paragraph_vectors(con, texts, embedder, model=model, show_progress=show_progress)
+    vectors, report = paragraph_vectors(con, texts, embedder, model=model, show_progress=show_progress,
+                                        precision=precision)
     results, lo = [], 0
     for d in docs:
         n = len(d.paragraphs)

@@ -1,7 +1,9 @@
 -- Fails (returns rows) on any gap, overlap, empty chunk or misnumbered chunk in any chunkset:
 -- chunks of one (chunkset, doc_id), in chunk_idx order, must be numbered 0..n-1, start at the first
 -- paragraph's char_start, each start where the previous ended, the last end at the last paragraph's
--- char_end (docs/design.md: chunks tile the body exactly and contiguously).
+-- char_end (docs/design.md: chunks tile the body exactly and contiguously). The rewriting study's
+-- overlapping sentence windows ('sentence:<tokens>/<overlap>') do not tile by design: their own test is
+-- sentence_window_cover.sql.
 with ordered as (
     select
         chunkset,
@@ -13,6 +15,7 @@ with ordered as (
         row_number() over (partition by chunkset, doc_id order by chunk_idx) - 1 as position,
         count(*) over (partition by chunkset, doc_id) as n_chunks
     from {{ ref('stg_chunks') }}
+    where not starts_with(chunkset, 'sentence:')
 ),
 
 body as (

@@ -70,6 +70,8 @@ def _load_document_corpus(con) -> None:
                     [(d, d, f"{d}\n\nabstract text") for d in docs])
     con.executemany("insert into chunks values ('doc', ?, ?, 0, 0, ?, 4, null)",
                     [(f"doc|{d}|0", d, len(f"{d}\n\nabstract text")) for d in docs])
+    con.executemany("insert into chunk_prefixes values ('doc', ?, 'title', 0, ?, 3)",  # DOC: BEIR's title + " "
+                    [(f"doc|{d}|0", d + " ") for d in docs])
     con.executemany("insert into queries values (?, null, 'scifact', 'claim', 'claim')", [(q,) for q in DOC_RUNS])
     con.executemany("insert into qrels values (?, ?, ?)", [(q, d, r) for q, j in QRELS.items() for d, r in j.items()])
     con.executemany("insert into runs values ('scifact', 'all-MiniLM-L6-v2', 'none', 'DOC', ?, ?, ?, ?)",

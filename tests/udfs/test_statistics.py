@@ -46,6 +46,8 @@ def test_bootstrap_matches_plain_loop_with_same_seed():
     assert res.p_value == p and res.estimate == pytest.approx(v.mean())
     assert res.se == pytest.approx(np.std(ref, ddof=1), abs=1e-13)
     assert (res.n, res.n_clusters) == (len(v), 40)
+    # issue 13: the replicates on the far side of zero, from which p = min(1, 2 n_far / B)
+    assert res.n_far == min(int((ref <= 0).sum()), int((ref >= 0).sum())) and res.p_value == min(1.0, 2 * res.n_far / 2500)
 
 
 def test_shared_draws_equal_separate_calls_and_rerun_is_identical():
@@ -65,9 +67,13 @@ def test_shared_draws_equal_separate_calls_and_rerun_is_identical():
 def test_bootstrap_hand_cases_and_bad_input():
     # all deltas positive: every replicate > 0 -> p = 2 * min(1, 0)... = 0
     r = cluster_bootstrap([0.1, 0.2, 0.3], ["a", "b", "b"], 200, 0)
-    assert r.p_value == 0.0 and 0.1 <= r.ci_low <= r.ci_high <= 0.3
+    assert r.p_value == 0.0 and 0.1 <= r.ci_low <= r.ci_high <= 0.3 and r.n_far == 0
+    # two documents, deltas +0.1 and -0.3: a replicate is positive only when it draws 'a' twice
+    r = cluster_bootstrap([0.1, -0.3], ["a", "b"], 4000, 5)
+    assert r.n_far / 4000 == pytest.approx(0.25, abs=0.02) and r.p_value == 2 * r.n_far / 4000
     # all zero: Pr[<=0] = Pr[>=0] = 1 -> p clipped to 1
-    assert cluster_bootstrap([0.0, 0.0], ["a", "b"], 100, 0).p_value == 1.0
+    zero = cluster_bootstrap([0.0, 0.0], ["a", "b"], 100, 0)
+    assert zero.p_value == 1.0 and zero.n_far == 100  # exact zeros count on both sides
     with pytest.raises(ValueError, match="non-finite"):
         cluster_bootstrap([0.1, float("nan")], ["a", "b"], 10, 0)
     with pytest.raises(ValueError, match="no values"):

@@ -36,5 +36,28 @@ def fetch_qasper_command(
     console.print(escape(f"extracted into {target / 'qasper'}; run with --data {target}"))
 
 
+@fetch_app.command("hotpotqa")
+def fetch_hotpotqa_command(
+    data: Optional[Path] = typer.Option(None, "--data", help="data directory (default $RAGWH_DATA); the file goes to DATA/hotpotqa/"),
+    base_url: Optional[str] = typer.Option(None, "--url", help="base URL (default the HotpotQA authors' server)"),
+) -> None:
+    """Download hotpot_train_v1.1.json (the rewriting study reads its first 5,000 questions: --limit 5000)."""
+    from warehouse.experiment.fetch import fetch_hotpotqa
+
+    console = Console()
+    target = data_dir(data)
+    if target is None:
+        console.print("[red]no data directory:[/] pass --data DIR or set RAGWH_DATA")
+        raise typer.Exit(2)
+    try:
+        f = fetch_hotpotqa(target, base_url=base_url)
+    except FetchError as exc:
+        console.print(f"[red]fetch failed:[/] {exc}", soft_wrap=True)
+        raise typer.Exit(1)
+    state = "downloaded" if f.downloaded else "already present"
+    console.print(f"{f.release}: {state}, {f.size:,} bytes, sha256 {f.sha256} ({f.verified_against})")
+    console.print(f"load it with `ragwh ingest hotpotqa {f.path} --split train --limit 5000`")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(fetch_app, name="fetch")

@@ -86,7 +86,7 @@ def ingest_wikipedia(
 
 
 def _print_flat_summary(summary: dict) -> None:
-    """Counts and funnel of a corpus without structure (BEIR, HotpotQA)."""
+    """Counts and funnel of a corpus without structure (BEIR, HotpotQA, EnterpriseRAG-Bench, AmbigNQ)."""
     console = Console()
     console.print(f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, "
                   f"{summary['queries']} queries, {summary['qrels']} qrels, {summary['quarantined']} quarantined "
@@ -114,9 +114,40 @@ def ingest_hotpotqa(
     file: str = typer.Argument(..., help="HotpotQA distractor JSON (original format)."),
     corpus: str = typer.Option("hotpotqa", "--corpus", help="Corpus name (doc_id prefix)."),
     limit: int | None = typer.Option(None, "--limit", help="Keep the first N questions in file order."),
+    split: str = typer.Option("dev", "--split", help="Split recorded for the documents (train for hotpot_train_v1.1.json)."),
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load HotpotQA: each context paragraph a document, supporting-fact titles the relevant documents."""
     from ingest.corpora.hotpotqa import load_hotpotqa
 
-    _print_flat_summary(_load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(con, file, corpus=corpus, limit=limit)))
+    _print_flat_summary(_load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(
+        con, file, corpus=corpus, limit=limit, split=split)))
+
+
+@ingest_app.command("enterprise-rag")
+def ingest_enterprise_rag(
+    questions: str = typer.Argument(..., help="EnterpriseRAG-Bench questions.jsonl (the official release)."),
+    documents: str | None = typer.Option(None, "--documents", help="The export: a folder of dsid_*__*.txt files, "
+                                         "the per-source JSON, or a BEIR corpus.jsonl (the shared data has none)."),
+    corpus: str = typer.Option("enterprise_rag", "--corpus", help="Corpus name (doc_id prefix)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
+) -> None:
+    """Load EnterpriseRAG-Bench: export documents, answerable questions, expected-document qrels, gold answers."""
+    from ingest.corpora.enterprise_rag import load_enterprise_rag
+
+    _print_flat_summary(_load("enterprise-rag", warehouse, lambda con, _: load_enterprise_rag(
+        con, questions, documents, corpus=corpus)))
+
+
+@ingest_app.command("ambignq")
+def ingest_ambignq(
+    questions: str = typer.Argument(..., help="AmbigNQ (light) questions JSON."),
+    passages: str | None = typer.Option(None, "--passages", help="Passages in BEIR corpus layout (corpus.jsonl "
+                                        "or its folder); none ship with the shared data."),
+    corpus: str = typer.Option("ambignq", "--corpus", help="Corpus name (doc_id prefix)."),
+    warehouse: str | None = WAREHOUSE_OPTION,
+) -> None:
+    """Load AmbigNQ: passages, questions with a passage containing a gold answer (SQuAD-normalized), answers."""
+    from ingest.corpora.ambignq import load_ambignq
+
+    _print_flat_summary(_load("ambignq", warehouse, lambda con, _: load_ambignq(con, questions, passages, corpus=corpus)))

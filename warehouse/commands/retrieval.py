@@ -8,6 +8,8 @@ from rich.markup import escape
 
 EMBEDDER_HELP = "Registered name, local model directory or hub id (default all-MiniLM-L6-v2, offline)."
 WAREHOUSE_HELP = "Warehouse file (else $RAGWH_WAREHOUSE)."
+PRECISION_HELP = ("auto (bf16 on a CPU with native bf16 for an encoder, fp16 on CUDA, else fp32) | fp32 | bf16; "
+                  "the stored name carries it (e.g. all-MiniLM-L6-v2@bf16).")
 
 
 def _runs_table(title: str, reports: list[dict]):
@@ -39,16 +41,32 @@ def _run(what: str, warehouse: str | None, stage, errors: tuple[type[Exception],
 def embed_command(
     embedder: str | None = typer.Option(None, "--embedder", help=EMBEDDER_HELP),
     corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus's condition texts and queries."),
+    precision: str = typer.Option("auto", "--precision", help=PRECISION_HELP),
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Embed every condition text and query not yet stored for the embedder (resumable)."""
+    from rich.table import Table
+
     from ingest.retrieval.embed import EmbedError, embed_stage
     from ingest.retrieval.embedders import EmbedderError
+    from ingest.retrieval.truncation import truncation_summary
 
     console = Console()
-    r = _run("embed", warehouse, lambda con: embed_stage(con, embedder, corpus=corpus), (EmbedError, EmbedderError))
+
+    def stage(con):
+        report = embed_stage(con, embedder, corpus=corpus, precision=precision)
+        return {**report, "truncation": truncation_summary(con, report["embedder"], corpus, None)}
+
+    r = _run("embed", warehouse, stage, (EmbedError, EmbedderError))
     console.print(f"embedder [bold]{escape(r['embedder'])}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
                   f"{r['unique']} unique, {r['already_stored']} already stored, {r['embedded']} embedded")
+    table = Table(title="condition texts longer than the embedder's window (truncated: the model never reads the rest)")
+    for col in ("corpus", "condition", "texts", "truncated", "tokens cut", "window", "not counted"):
+        table.add_column(col, justify="right")
+    for t in r["truncation"]:
+        table.add_row(escape(t["corpus"]), escape(t["condition"]), str(t["texts"]), str(t["truncated"]), str(t["tokens_cut"]),
+                      str(t["max_tokens"]), str(t["uncounted"]))
+    console.print(table)
 
 
 def retrieve_command(
@@ -56,6 +74,7 @@ def retrieve_command(
     k: int = typer.Option(50, "--k", help="Chunks kept per query (>= 50 for the metrics)."),
     condition: list[str] | None = typer.Option(None, "--condition", help="Only these conditions (repeatable)."),
     corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+    precision: str = typer.Option("auto", "--precision", help="The vectors' precision: " + PRECISION_HELP),
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Exact top-k runs (flat or two-stage per seeds/conditions.csv); unchanged runs are skipped."""
@@ -65,7 +84,8 @@ def retrieve_command(
 
     console = Console()
     r = _run("retrieve", warehouse,
-             lambda con: retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus),
+             lambda con: retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus,
+                                        precision=precision),
              (RetrieveError, EmbedError, EmbedderError))
     console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
     for name in r["empty"]:
@@ -78,6 +98,9 @@ def rerank_command(
     embedder: str | None = typer.Option(None, "--embedder", help="First-stage runs of this embedder. " + EMBEDDER_HELP),
     condition: list[str] | None = typer.Option(None, "--condition", help="Only these conditions (repeatable)."),
     corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+    precision: str = typer.Option("auto", "--precision", help="The cross-encoder's precision: " + PRECISION_HELP),
+    embedder_precision: str = typer.Option("auto", "--embedder-precision",
+                                           help="Precision of the first-stage runs' vectors (as for `ragwh embed`)."),
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Re-score the top 50 of each first-stage run with a cross-encoder; stored as its own run."""
@@ -87,7 +110,8 @@ def rerank_command(
 
     console = Console()
     r = _run("rerank", warehouse,
-             lambda con: rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None),
+             lambda con: rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None,
+                                      precision=precision, embedder_precision=embedder_precision),
              (RerankError, EmbedError, EmbedderError))
     console.print(_runs_table(f"reranked top-{r['depth']} runs", r["conditions"]))
     console.print(f"scores produced by cross-encoder [bold]{escape(r['reranker'])}[/bold] over first-stage runs of "

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from warehouse.experiment.config import ConfigError, load_config
+from warehouse.experiment.config import ConfigError
+from warehouse.experiment.rewriting_config import RewritingConfig, load_experiment
 from warehouse.paths import data_dir
 
 
@@ -31,10 +32,15 @@ def run_command(
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
         console = Console(width=160)
     try:
-        cfg = load_config(config)
+        cfg = load_experiment(config)
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
+    if isinstance(cfg, RewritingConfig):  # study: rewriting (warehouse/experiment/rewriting_pipeline.py)
+        from warehouse.commands.run_rewriting import run_rewriting
+
+        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit)
+        return
     if limit is not None:
         unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
         if unsupported:
@@ -63,6 +69,7 @@ def print_summary(console: Console, pipeline) -> None:
     """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
     from warehouse.db import connect
     from warehouse.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
+    from warehouse.experiment.report.markup import p_text
 
     outcome = pipeline.outcome
     stages = Table(title="stages", show_lines=False)
@@ -87,7 +94,8 @@ def print_summary(console: Console, pipeline) -> None:
         for r in rows:
             table.add_row(escape(r["contrast"]), escape(r["arms"]), escape(r["corpus"]), str(r["n_queries"]),
                           str(r["n_docs"]), _num(r["mean_delta"]),
-                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", _p(r["p_value"]), _p(r["p_holm"]),
+                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", p_text(r["p_value"], r.get("n_boot")),
+                          p_text(r["p_holm"], r.get("n_boot"), r.get("family_size") or 1),
                           _num(r["dz"], "{:.3f}"))
         console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
         cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
@@ -118,10 +126,6 @@ def _no_means_reason(metric: str, all_means: list[dict]) -> str:
 
 def _num(value, fmt: str = "{:+.4f}") -> str:
     return "–" if value is None else fmt.format(value)
-
-
-def _p(value) -> str:
-    return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
 def register(app: typer.Typer) -> None:

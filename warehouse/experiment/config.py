@@ -24,6 +24,10 @@ Example (``experiments/cpu.yml``)::
     bootstrap: {B: 10000, seed: 20260710}
     primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
     limit: null
+
+``precision`` (top level, and per embedder / reranker to override it): ``auto`` (default: bf16 on a
+CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
+(:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
 """
 from __future__ import annotations
 
@@ -45,6 +49,8 @@ LOADERS = ("qasper", "wikipedia", "beir", "hotpotqa")
 #: Inducers with an implementation (``inducer``); ``llm`` needs an LLM backend.
 INDUCERS = ("texttiling", "llm")
 LLM_BACKENDS = ("none", "openai", "vllm")
+#: Precisions a config may ask for (``precision``, ``embedders[].precision``, ``rerankers[].precision``).
+PRECISIONS = ("auto", "fp32", "bf16")
 #: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
 LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
                         "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
@@ -66,19 +72,23 @@ class CorpusSpec:
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """``name`` (= ``model``) is what ``embeddings.embedder`` and ``runs.embedder`` hold."""
+    """``name`` (= ``model``) names the model; ``embeddings.embedder`` and ``runs.embedder`` hold it
+    with the precision suffix of ``precision`` resolved on the machine (auto | fp32 | bf16)."""
 
     name: str
     model: str
     strong: bool
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)
 class RerankerSpec:
-    """``name`` (= ``model``) is what ``runs.reranker`` holds."""
+    """``name`` (= ``model``) names the cross-encoder; ``runs.reranker`` holds it with the precision
+    suffix of ``precision`` (auto | fp32 | bf16)."""
 
     name: str
     model: str
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -123,10 +133,15 @@ class ExperimentConfig:
     primary: PrimaryCell
     limit: int | None
     source_file: Path
+    precision: str = "auto"  # the default of every model; also the TextTiling inducer's paragraph vectors
 
     @property
     def strong_embedder(self) -> EmbedderSpec:
         return next(e for e in self.embedders if e.strong)
+
+    def precision_of(self, model: str) -> str:
+        """The precision asked for ``model`` (a configured embedder's or reranker's), else the default."""
+        return next((s.precision for s in (*self.embedders, *self.rerankers) if s.model == model), self.precision)
 
     def runnable_conditions(self) -> tuple[list[str], dict[str, str]]:
         """Split the configured conditions into (runnable, {not runnable: reason})."""
@@ -177,7 +192,7 @@ class ExperimentConfig:
 
 _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision",
 }
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
 
@@ -287,6 +302,9 @@ def _yaml_where(exc: yaml.YAMLError) -> str:
 def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     """Validate an already-parsed YAML mapping (see :func:`load_config`)."""
     r = _Reader(file)
+    if isinstance(raw, dict) and "study" in raw:  # study: rewriting is read by rewriting_config.load_experiment
+        raise r.fail("study", f"{raw['study']!r} configs are run with `ragwh run --config {file.name}` "
+                              "(warehouse/experiment/rewriting_config.py), not read as a chunking experiment")
     raw = r.mapping(raw, "", _TOP_KEYS)
     for key in _REQUIRED:
         if key not in raw:
@@ -319,10 +337,11 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
 
     if not isinstance(raw["embedders"], list) or not raw["embedders"]:
         raise r.fail("embedders", "expected a non-empty list of embedders")
+    precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
     embedders = []
     for i, e in enumerate(raw["embedders"]):
         key = f"embedders[{i}]"
-        e = r.mapping(e, key, {"model", "strong"})
+        e = r.mapping(e, key, {"model", "strong", "precision"})
         if "model" not in e:
             raise r.fail(f"{key}.model", "required key missing (a registered name, hub id or local path)")
         strong = e.get("strong", False)
@@ -330,7 +349,8 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
             raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
         model = r.string(e["model"], f"{key}.model")
         _model_name(r, f"{key}.model", model, "embedder")
-        embedders.append(EmbedderSpec(model, model, strong))
+        embedders.append(EmbedderSpec(model, model, strong,
+                                      r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
     strong = [e.name for e in embedders if e.strong]
     if len(strong) != 1:
         raise r.fail("embedders", f"exactly one embedder must have 'strong: true' (found {len(strong)})")
@@ -338,14 +358,14 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     rerankers = []
     for i, e in enumerate(raw.get("rerankers") or []):
         key = f"rerankers[{i}]"
-        e = r.mapping(e, key, {"model"})
+        e = r.mapping(e, key, {"model", "precision"})
         if "model" not in e:
             raise r.fail(f"{key}.model", "required key missing (a cross-encoder name, hub id or local path)")
         model = r.string(e["model"], f"{key}.model")
         if model == "none":
             raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
         _model_name(r, f"{key}.model", model, "reranker")
-        rerankers.append(RerankerSpec(model, model))
+        rerankers.append(RerankerSpec(model, model, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
 
@@ -415,4 +435,5 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         primary=primary,
         limit=limit,
         source_file=file,
+        precision=precision,
     )

@@ -1,4 +1,5 @@
-"""Download AllenAI's official QASPER v0.3 release tarballs, verify them and extract them.
+"""Download AllenAI's official QASPER v0.3 release tarballs, verify them and extract them (and the
+official HotpotQA train file, :func:`fetch_hotpotqa`, at the end of this module).
 
 ``ragwh fetch qasper --data DIR`` writes ``DIR/qasper/qasper-{train,dev,test}-v0.3.json`` (plus the
 test README and evaluator), which is what ``experiments/qasper.yml`` reads. Each tarball is
@@ -201,3 +202,54 @@ def fetch_qasper(
             _extract(target, release, folder)
             fetched.append(FetchedFile(release.filename, target, target.stat().st_size, sha, basis, downloaded))
     return fetched
+
+
+# --- HotpotQA train (issue 11: the query-rewriting study's first 5,000 train questions) ----------------
+HOTPOTQA_BASE_URL = "http://curtis.ml.cmu.edu/datasets/hotpot"
+HOTPOTQA_URL_ENV = "RAGWH_HOTPOTQA_URL"
+HOTPOTQA_TRAIN = "hotpot_train_v1.1.json"
+
+
+def fetch_hotpotqa(data: str | os.PathLike, *, base_url: str | None = None, filename: str = HOTPOTQA_TRAIN,
+                   timeout_s: float = 20.0) -> FetchedFile:
+    """Download the official HotpotQA train file into ``<data>/hotpotqa/`` (unless already there and verified).
+
+    No checksum of the file is published, so the first download records its sha256 in
+    ``<data>/hotpotqa/SHA256SUMS`` (trust on first use, as for the QASPER train tarball) and every later
+    fetch verifies against that record; a mismatching copy is deleted and fetched again. The base URL is
+    the HotpotQA authors' server; ``RAGWH_HOTPOTQA_URL`` or ``base_url=`` overrides it. Raises
+    :class:`FetchError` when offline (saying how to use a local copy), on an HTTP error, or when the
+    fresh download does not match the recorded checksum."""
+    data = Path(data).expanduser().resolve()
+    folder = data / "hotpotqa"
+    folder.mkdir(parents=True, exist_ok=True)
+    base = (base_url or os.environ.get(HOTPOTQA_URL_ENV) or HOTPOTQA_BASE_URL).rstrip("/")
+    recorded = _read_recorded(folder)
+    target = folder / filename
+    release = Release(filename, None, None, ())
+    expected, basis = _expected(release, recorded)
+    if target.is_file():
+        sha = _sha256_file(target)
+        if expected is not None and sha == expected:
+            return FetchedFile(filename, target, target.stat().st_size, sha, basis, False)
+        target.unlink()
+    url = f"{base}/{filename}"
+    timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0))
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    with httpx.Client(timeout=timeout, follow_redirects=True) as client, Progress(*columns, transient=True) as progress:
+        try:
+            sha = _download(client, url, target, progress)
+        except httpx.TransportError as exc:
+            raise FetchError(
+                f"cannot download {url}: {type(exc).__name__}: {exc}. No network? Copy {filename} into {folder} "
+                f"(then `ragwh fetch hotpotqa --data {data}` records and verifies its checksum) or pass the file "
+                "to `ragwh ingest hotpotqa` directly") from exc
+    try:
+        _verify(target, release, sha, expected)
+    except FetchError:
+        target.unlink()
+        raise
+    if expected is None:
+        recorded[filename] = sha
+        _write_recorded(folder, recorded)
+    return FetchedFile(filename, target, target.stat().st_size, sha, basis, True)

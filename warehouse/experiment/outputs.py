@@ -55,9 +55,15 @@ def induce(corpus: str, inducer: str) -> list[Output]:
 
 
 def chunk(corpus: str) -> list[Output]:
-    """Chunks, chunkset rows, path and placebo prefixes (not the LLM contexts), placebo assignments."""
-    return [_of_corpus("chunks", "doc_id", corpus), _of_corpus("chunkset_docs", "doc_id", corpus),
-            Output("chunk_prefixes", "prefix_kind IN ('path', 'placebo') AND contains(chunk_id, ?)", (f"|{corpus}/",)),
+    """Chunks, chunkset rows, derived prefixes (path, placebo, title; not the LLM contexts) and placebo
+    assignments -- of the chunksets the chunk stage owns (the sentence windows have their own stage)."""
+    from ingest.chunking.prefixes import DERIVED_KINDS
+    from ingest.chunking.sentence_windows import SENTENCE_CHUNKSET_PREFIX
+
+    owned = f" AND NOT starts_with(chunkset, '{SENTENCE_CHUNKSET_PREFIX}')"
+    kinds = ", ".join(f"'{k}'" for k in DERIVED_KINDS)
+    return [_of_corpus("chunks", "doc_id", corpus, owned), _of_corpus("chunkset_docs", "doc_id", corpus, owned),
+            Output("chunk_prefixes", f"prefix_kind IN ({kinds}) AND contains(chunk_id, ?){owned}", (f"|{corpus}/",)),
             Output("placebo_paths", "corpus = ?", (corpus,))]
 
 
@@ -83,11 +89,8 @@ def retrieve(corpus: str, embedder: str) -> list[Output]:
 
 
 def rerank(corpus: str, embedder: str, reranker: str) -> list[Output]:
-    """``reranker`` as the config names it (stored in ``runs`` under its resolved name)."""
-    from ingest.retrieval.rerank import resolve_reranker
-
-    name = resolve_reranker(reranker).name
-    return [Output("runs", "corpus = ? AND embedder = ? AND reranker = ?", (corpus, embedder, name))]
+    """``embedder`` and ``reranker`` as stored in ``runs`` (resolved names, precision suffix included)."""
+    return [Output("runs", "corpus = ? AND embedder = ? AND reranker = ?", (corpus, embedder, reranker))]
 
 
 def evaluation() -> list[Output]:

@@ -49,7 +49,7 @@ from warehouse.paths import PROJECT_ROOT, warehouse_path
 CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
                     "chunkset_docs", "chunk_prefixes", "placebo_paths")
 #: Additional loaded tables the evaluation models read.
-EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log")
+EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log", "text_tokens")
 #: Loaders whose documents have gold heading trees (the ones structure induction runs on).
 STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
@@ -207,12 +207,14 @@ class Pipeline:
             if corpus.loader not in STRUCTURED_LOADERS:
                 continue
             parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
+            if self.config.inducer == "texttiling":  # its paragraph vectors: the default embedder's precision
+                parts.append(f"precision={self.config.precision}")
             self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c),
                        outputs=stage_outputs.induce(corpus.name, self.config.inducer))
 
     def _induce_one(self, corpus: str) -> str:
         from ingest.structure.stage import induce as induce
-        induce(self.con, self.config.inducer, corpus, self._llm_backend())
+        induce(self.con, self.config.inducer, corpus, self._llm_backend(), precision=self.config.precision)
         rows = self.con.execute(
             "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
             [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
@@ -272,13 +274,20 @@ class Pipeline:
                           outputs=stage_outputs.conditions() if tag == "conditions" else stage_outputs.evaluation())
 
     def dbt_vars(self) -> dict[str, Any]:
-        return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder)}
+        reranker = self.config.primary.reranker
+        return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder),
+                "primary_reranker": reranker if reranker == "none" else self.reranker_name(reranker)}
 
-    @staticmethod
-    def embedder_name(model: str) -> str:
+    def embedder_name(self, model: str) -> str:
+        """The stored name of a configured embedder: the model with its resolved precision suffix."""
         from ingest.retrieval.embedders import resolve_embedder
 
-        return resolve_embedder(model).name
+        return resolve_embedder(model, self.config.precision_of(model)).name
+
+    def reranker_name(self, model: str) -> str:
+        from ingest.retrieval.rerank import resolve_reranker
+
+        return resolve_reranker(model, self.config.precision_of(model)).name
 
     def embed(self, runnable: list[str]) -> None:
         """Embed each corpus's texts: its inputs are its own condition texts and queries, so another
@@ -295,9 +304,11 @@ class Pipeline:
 
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.embed import embed_stage as embed
-        report = embed(self.con, model, corpus=corpus, conditions=runnable)
+        from ingest.retrieval.truncation import describe, truncation_summary
+        report = embed(self.con, model, corpus=corpus, conditions=runnable, precision=self.config.precision_of(model))
         keys = ("requested", "unique", "already_stored", "embedded")
-        return ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
+        detail = ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
+        return f"{detail}; truncated {describe(truncation_summary(self.con, report['embedder'], corpus, runnable))}"
 
     def retrieve(self, runnable: list[str]) -> None:
         for corpus in self.config.corpora:
@@ -310,26 +321,26 @@ class Pipeline:
                            outputs=stage_outputs.retrieve(corpus.name, name))
                 for rr in self.config.rerankers:
                     parts = [self.fingerprints[("retrieve", scope)], rr.model]
-                    self.stage("rerank", f"{scope}|{rr.name}", parts,
+                    self.stage("rerank", f"{scope}|{self.reranker_name(rr.model)}", parts,
                                lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable),
-                               outputs=stage_outputs.rerank(corpus.name, name, rr.model))
+                               outputs=stage_outputs.rerank(corpus.name, name, self.reranker_name(rr.model)))
 
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.retrieve import retrieve_stage as retrieve
-        report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus)
+        report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus,
+                          precision=self.config.precision_of(model))
         return self._runs_detail(report)
 
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
         from ingest.retrieval.rerank import rerank_stage as rerank
-        report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable)
+        report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
+                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model))
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:
         statuses: dict[str, int] = {}
         for r in report.get("conditions", []):
             statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
-        for condition in report.get("empty", []):
-            self.outcome.not_run.setdefault(condition, "no chunks in condition_texts for this condition")
         return ", ".join(f"{n} runs {s}" for s, n in sorted(statuses.items())) or "no runs"
 
     def report(self, evaluation_fp: str) -> None:
@@ -365,10 +376,19 @@ class Pipeline:
                 self.outcome.not_run[contrast] = f"{' and '.join(missing)} not run"
 
     def no_chunk_conditions(self, runnable: list[str]) -> list[str]:
-        present = {r[0] for r in self.con.execute("SELECT DISTINCT condition FROM condition_texts").fetchall()}
-        empty = [c for c in runnable if c not in present]
-        for c in empty:
-            self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+        """Runnable conditions with chunks; the others, and (condition, corpus) pairs without chunks, are
+        listed as not run (read from condition_texts on every run, so a rerun lists the same)."""
+        pairs = set(self.con.execute("SELECT DISTINCT condition, corpus FROM condition_texts").fetchall())
+        present = {c for c, _ in pairs}
+        for c in runnable:
+            if c not in present:
+                self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+                continue
+            for corpus in self.config.corpora:
+                if (c, corpus.name) not in pairs:
+                    self.outcome.not_run[f"{c} ({corpus.name})"] = (
+                        f"no chunks of corpus {corpus.name} in condition_texts (its {corpus.loader} documents have "
+                        "no such chunkset)")
         return [c for c in runnable if c in present]
 
     def run(self) -> RunOutcome:

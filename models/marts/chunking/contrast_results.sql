@@ -34,7 +34,9 @@ select
     h.p_holm::double as p_holm,
     h.family_size::bigint as family_size,
     b.dz::double as dz,
-    b.is_primary::boolean as is_primary
+    b.is_primary::boolean as is_primary,
+    b.n_boot::bigint as n_boot,
+    b.n_far_side::bigint as n_far_side
 from {{ ref('contrast_bootstrap') }} as b
 inner join holm as h
     on h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker

@@ -61,5 +61,7 @@ select
     b.estimate::double as slope,
     b.ci_low::double as ci_low,
     b.ci_high::double as ci_high,
-    b.p_value::double as p_value
+    b.p_value::double as p_value,
+    {{ var('bootstrap_b') }}::bigint as n_boot,
+    b.n_far::bigint as n_far_side
 from boot

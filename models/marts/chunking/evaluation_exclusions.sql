@@ -4,7 +4,9 @@
 --   nan_score                   the ranking holds a NaN score
 --   unknown_query               run for a query_id missing from queries
 --   no_evidence | span_outside_document | evidence_in_other_document | no_relevant_qrels
---                               see eval_queries
+--   | structure_fallback        see eval_queries (structure_fallback: the query's document is
+--                               indexed with its fixed windows in some arm: excluded from every arm)
+-- n_docs: distinct documents of those queries (corpus-level queries without a document count none).
 --   no_condition_chunks         the condition holds no chunk of the query's document (no ideal ranking)
 with run_queries as (
     select corpus, embedder, reranker, condition, query_id, bool_or(isnan(score)) as has_nan
@@ -29,7 +31,8 @@ select
         when s.query_id is not null then 'scored'
         else 'no_condition_chunks'
     end)::varchar as reason,
-    count(*)::bigint as n_queries
+    count(*)::bigint as n_queries,
+    count(distinct q.doc_id)::bigint as n_docs
 from run_queries as r
 left join {{ ref('eval_queries') }} as q on q.query_id = r.query_id
 left join scored as s

@@ -21,7 +21,9 @@ select
     m.ci_low::double as mixed_ci_low,
     m.ci_high::double as mixed_ci_high,
     m.p_value::double as mixed_p_value,
-    m.converged::boolean as mixed_converged
+    m.converged::boolean as mixed_converged,
+    c.n_boot::bigint as n_boot,
+    c.n_far_side::bigint as n_far_side
 from {{ ref('contrast_results') }} as c
 inner join {{ ref('contrast_mde') }} as d
     on d.contrast = c.contrast and d.corpus = c.corpus and d.embedder = c.embedder

@@ -60,10 +60,16 @@ def test_stage_writes_paths_and_placebos(con):
     summary = chunk_corpus(con, show_progress=False)
     rows = con.execute(
         "SELECT c.doc_id, c.section_idx, p.prefix_kind, p.depth, p.prefix, p.prefix_tokens, d.title "
-        "FROM chunk_prefixes p JOIN chunks c USING (chunk_id) JOIN documents d USING (doc_id) ORDER BY p.chunk_id"
+        "FROM chunk_prefixes p JOIN chunks c USING (chunk_id) JOIN documents d USING (doc_id) "
+        "WHERE p.prefix_kind <> 'title' ORDER BY p.chunk_id"
     ).fetchall()
     n_chunks = con.execute("SELECT count(*) FROM chunks WHERE chunkset = 'structural:gold'").fetchone()[0]
     assert len(rows) == n_chunks * 3 * 2  # depths 1..3 x (path, placebo)
+    titles = con.execute(
+        "SELECT c.chunkset, p.depth, p.prefix, d.title FROM chunk_prefixes p JOIN chunks c USING (chunk_id) "
+        "JOIN documents d USING (doc_id) WHERE p.prefix_kind = 'title'").fetchall()
+    assert len(titles) == 12 and all(cs == "doc" and depth == 0 and prefix == title + " "
+                                     for cs, depth, prefix, title in titles)  # BEIR's title + " " for DOC
     sections = {
         (d, i): (lvl, title, parent)
         for d, i, lvl, title, parent in con.execute("SELECT doc_id, section_idx, level, title, parent_idx FROM sections").fetchall()

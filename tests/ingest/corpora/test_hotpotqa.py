@@ -47,14 +47,19 @@ def test_tiny_file(con, tmp_path):
                       ("hotpotqa_paragraphs", "conflicting_title"): 1, ("hotpotqa_paragraphs", "empty_text"): 1}
     assert sorted(r[0] for r in con.execute("SELECT record_id FROM quarantine").fetchall()) == [
         "Blank (question a2)", "Noise (question a2)"]
+    assert con.execute("SELECT * FROM query_answers ORDER BY 1").fetchall() == [("hotpotqa/a1", 0, "a"), ("hotpotqa/a2", 0, "a")]
     limited = load_hotpotqa(con, path, limit=1)
     assert (limited["documents"], limited["queries"], limited["funnel"]["hotpotqa_questions"]["beyond_limit"]) == (3, 1, 1)
 
 
 @pytest.mark.parametrize("content, message", [
-    ('[{"_id": "x"},\n  oops]', r"hp.json, record line 2: invalid JSON"),
-    (json.dumps([RECORDS[0], {"_id": "b", "question": "q", "type": "bridge", "context": [["T", "not a list"]],
-                              "supporting_facts": []}]), r"record 1 \(_id 'b'\): 'context' must be"),
+    ("[" + json.dumps(RECORDS[0]) + ',\n  oops]', r"hp.json, record line 2: invalid JSON"),  # streamed: line named
+    ("[" + json.dumps(RECORDS[0]) + "\n" + json.dumps(RECORDS[1]) + "]", r"record line 2: invalid JSON: expected ','"),
+    (json.dumps([RECORDS[0], {"_id": "b", "question": "q", "type": "bridge", "answer": "a",
+                              "context": [["T", "not a list"]], "supporting_facts": []}]),
+     r"record 1 \(_id 'b'\): 'context' must be"),
+    (json.dumps([{k: v for k, v in RECORDS[0].items() if k != "answer"}]), r"record 0 \(_id 'a1'\): missing .* 'answer'"),
+    (json.dumps(RECORDS) + " trailing", r"text after the closing"),
     (json.dumps([_q("c", "q", [["Missing", 0]], [["T", ["t"]]])]),
      r"record 0 \(_id 'c'\): supporting-fact titles \['Missing'\]"),
     (json.dumps([RECORDS[0], RECORDS[0]]), r"record 1 \(_id 'a1'\): duplicate _id"),
@@ -75,6 +80,27 @@ def test_real_hotpotqa(con, shared_data):
     assert summary["funnel"]["hotpotqa_paragraphs"] == {"input": 2976, "kept": 2969, "duplicate": 7}
     n_pairs = con.execute("SELECT count(*), count(DISTINCT query_id) FROM qrels").fetchall()[0]
     assert n_pairs == (600, 300)  # every question has exactly two supporting titles
+
+
+def test_train_file_streamed_with_limit_and_answers(con, tmp_path, monkeypatch):
+    """The train file is read as a stream: records past the limit are counted, never kept; tiny read
+    blocks force every element to be decoded across refills."""
+    import ingest.corpora.json_stream as stream
+
+    monkeypatch.setattr(stream, "BLOCK", 7)
+    records = [_q(f"t{i}", f"Question {i}?", [[f"Gold {i}", 0]], [[f"Gold {i}", [f"Gold text {i}."]],
+                                                                  ["Shared", ["Shared distractor."]]])
+               for i in range(6)]
+    for i, r in enumerate(records):
+        r["answer"] = f"answer {i}"
+    path = tmp_path / "hotpot_train_v1.1.json"
+    path.write_text(json.dumps(records, indent=1))
+    summary = load_hotpotqa(con, path, limit=4, split="train")
+    assert summary["funnel"]["hotpotqa_questions"] == {"input": 6, "beyond_limit": 2, "kept": 4}
+    assert (summary["queries"], summary["documents"]) == (4, 5)  # 4 gold paragraphs + 1 shared
+    assert con.execute("SELECT DISTINCT split FROM documents").fetchall() == [("train",)]
+    assert con.execute("SELECT answer FROM query_answers ORDER BY query_id").fetchall() == [
+        (f"answer {i}",) for i in range(4)]
 
 
 def test_non_utf8_names_file_and_line(con, tmp_path):

@@ -13,7 +13,7 @@ import pyarrow as pa
 from ingest.retrieval.embed import vectors_to_arrow
 
 CONDITION_TEXTS_COLUMNS = ["condition", "corpus", "chunk_id", "doc_id", "chunkset", "char_start", "char_end",
-                           "text", "text_hash", "content_tokens", "prefix_tokens"]
+                           "text", "text_hash", "content_tokens", "prefix_tokens", "is_fallback"]
 
 
 def _minilm_tokenizer():
@@ -68,11 +68,12 @@ def sha(text: str) -> str:
 def create_condition_texts(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     """(Re)create ``condition_texts`` as a table with the dbt model's columns; ``text_hash`` = sha256(text)."""
     full = [{"char_start": 0, "char_end": len(r["text"]), "content_tokens": 1, "prefix_tokens": 0,
-             "text_hash": sha(r["text"]), **r} for r in rows]
+             "text_hash": sha(r["text"]), "is_fallback": False, **r} for r in rows]
     table = pa.Table.from_pylist(full, schema=pa.schema([
         ("condition", pa.string()), ("corpus", pa.string()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
         ("chunkset", pa.string()), ("char_start", pa.int32()), ("char_end", pa.int32()), ("text", pa.string()),
-        ("text_hash", pa.string()), ("content_tokens", pa.int32()), ("prefix_tokens", pa.int32())]))
+        ("text_hash", pa.string()), ("content_tokens", pa.int32()), ("prefix_tokens", pa.int32()),
+        ("is_fallback", pa.bool_())]))
     con.register("_ct", table)
     con.execute("CREATE OR REPLACE TABLE condition_texts AS SELECT * FROM _ct")
     con.unregister("_ct")

@@ -12,6 +12,7 @@ from ingest.retrieval.embedders import (
     EmbedderSpec,
     resolve_embedder,
 )
+from ingest.retrieval.precision import cpu_bf16_feature
 from tests.ingest.retrieval.fixtures import (
     build_tiny_sentence_transformer,
     create_condition_texts,
@@ -171,8 +172,10 @@ def test_default_minilm_embeds_offline(con):
     ])
     con.execute("INSERT INTO queries VALUES ('demo/q', NULL, 'demo', 'where did the cat sit', 'x')")
     report = embed_texts(con, None, device="cpu", show_progress=False)
-    assert report["embedder"] == "all-MiniLM-L6-v2" and report["dim"] == 384 and report["embedded"] == 3
-    v = _stored(con, "all-MiniLM-L6-v2")
+    # issue 13: the default precision is auto, bf16 where the CPU has native bf16 (the name says which)
+    default = "all-MiniLM-L6-v2@bf16" if cpu_bf16_feature() else "all-MiniLM-L6-v2"
+    assert report["embedder"] == default and report["dim"] == 384 and report["embedded"] == 3
+    v = _stored(con, default)
     q = v[query_hash("where did the cat sit")]
     assert q @ v[sha("The cat sat on the mat.")] > q @ v[sha("Quarterly revenue grew by four percent.")] + 0.2
 

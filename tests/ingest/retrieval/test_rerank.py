@@ -45,7 +45,7 @@ def test_rerank_rescores_top_50_and_is_incremental(con, tiny_ce):
 
     qtexts, texts = _load(con, np.random.default_rng(0))
     retrieve_stage(con, HAND, k=55, show_progress=False)
-    report = rerank_stage(con, str(tiny_ce), HAND, device="cpu", show_progress=False)
+    report = rerank_stage(con, str(tiny_ce), HAND, device="cpu", precision="fp32", show_progress=False)
     name = str(tiny_ce.resolve())
     assert report["reranker"] == name and report["depth"] == 50
     # G2 and G3 hold the same texts: 3 queries x 50 pairs are scored once for both
@@ -66,7 +66,7 @@ def test_rerank_rescores_top_50_and_is_incremental(con, tiny_ce):
             rows = [g for g in got if g[0] == q]
             assert [g[1] for g in rows] == list(range(1, 51))
             assert rows == sorted(rows, key=lambda g: (-g[3], g[2]))
-    again = rerank_stage(con, str(tiny_ce), HAND, show_progress=False)
+    again = rerank_stage(con, str(tiny_ce), HAND, precision="fp32", show_progress=False)
     assert [c["status"] for c in again["conditions"]] == ["unchanged", "unchanged"] and again["pairs_scored"] == 0
     manifest = con.execute("SELECT reranker, k, n_queries FROM run_manifest WHERE reranker <> 'none'").fetchall()
     assert manifest == [(name, 50, 3), (name, 50, 3)]
@@ -84,3 +84,23 @@ def test_rerank_errors(con, tmp_path, tiny_ce):
     with pytest.raises(RerankError, match="cannot load reranker"):
         rerank_stage(con, str(empty_dir), HAND, show_progress=False)
     assert con.execute("SELECT count(*) FROM runs WHERE reranker <> 'none'").fetchall()[0][0] == 0
+
+
+class _Constant:
+    """A cross-encoder stand-in scoring every pair 0.5: the whole ranking is one tie."""
+
+    def predict(self, pairs, **kw):
+        return np.full(len(pairs), 0.5)
+
+
+def test_rerank_ties_break_by_document_then_chunk_number(con):
+    ids = [("g|demo/10|0", "demo/10"), ("g|demo/9|10", "demo/9"), ("g|demo/9|2", "demo/9")]
+    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": c, "doc_id": d, "chunkset": "g",
+                                  "text": f"text {c}"} for c, d in ids])
+    con.execute("INSERT INTO queries VALUES ('demo/q', NULL, 'demo', 'q', 'x')")
+    store_vectors(con, "hand", [sha(f"text {c}") for c, _ in ids] + [query_hash("q")],
+                  np.array([[1, 0], [0.6, 0.8], [0, 1], [1, 0]], dtype=np.float32))
+    retrieve_stage(con, HAND, k=3, show_progress=False)
+    rerank_stage(con, "owner/constant", HAND, model=_Constant(), precision="fp32", show_progress=False)
+    got = [r[0] for r in con.execute("SELECT chunk_id FROM runs WHERE reranker = 'owner/constant' ORDER BY rank").fetchall()]
+    assert got == ["g|demo/9|2", "g|demo/9|10", "g|demo/10|0"]  # not the chunk_id strings' order

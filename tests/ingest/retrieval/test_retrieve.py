@@ -89,18 +89,21 @@ def test_flat_top_k_equals_sql_brute_force(con):
     np.testing.assert_allclose([r[3] for r in got], [r[3] for r in brute], atol=1e-5)
 
 
-def test_ties_break_by_chunk_id_and_small_index_returns_all(con):
-    ids = [("fixed|demo/b|0", "demo/b"), ("fixed|demo/a|10", "demo/a"), ("fixed|demo/a|2", "demo/a")]
-    texts = ["t0", "t1", "t2"]
+def test_ties_break_by_document_then_chunk_number_and_small_index_returns_all(con):
+    # issue 13 changed the tie rule: document then chunk order as numbers, not the chunk_id string
+    # (which sorts '...|10' before '...|2' and 'demo/10' before 'demo/9')
+    ids = [("fixed|demo/10|0", "demo/10"), ("fixed|demo/9|10", "demo/9"), ("fixed|demo/9|2", "demo/9"),
+           ("fixed|demo/9|3", "demo/9")]
+    texts = ["t0", "t1", "t2", "t3"]
     create_condition_texts(con, _chunks("G2", "demo", "fixed", ids, texts))
     _queries(con, "demo", ["q"])
-    store_vectors(con, "hand", [sha(t) for t in texts], _unit([[1, 0], [1, 0], [0, 1]]))
+    store_vectors(con, "hand", [sha(t) for t in texts], _unit([[1, 0], [1, 0], [0, 1], [-1, 0]]))
     store_vectors(con, "hand", [query_hash("q")], _unit([[1, 1]]))
     retrieve_stage(con, HAND, k=50, show_progress=False)
     got = _runs(con, "G2")
-    # all three score 1/sqrt(2): chunk_id ascending; fewer than k chunks -> all of them
-    assert [r[2] for r in got] == ["fixed|demo/a|10", "fixed|demo/a|2", "fixed|demo/b|0"]
-    assert [r[1] for r in got] == [1, 2, 3]
+    # three score 1/sqrt(2): demo/9 before demo/10, chunk 2 before chunk 10; fewer than k chunks -> all
+    assert [r[2] for r in got] == ["fixed|demo/9|2", "fixed|demo/9|10", "fixed|demo/10|0", "fixed|demo/9|3"]
+    assert [r[1] for r in got] == [1, 2, 3, 4]
 
 
 def test_incremental_empty_and_missing_vectors(con):
@@ -189,3 +192,29 @@ def test_two_stage_with_all_sections_routed_equals_flat(con):
     names = np.array(["a|0", "a|1", "a|2", "b|0", "b|1"])
     assert [r[2][-3:] for r in two] == names[flat_pos].ravel().tolist()
     assert con.execute("SELECT count(*) FROM routing WHERE len(routed_sections) = 3").fetchall()[0][0] == 3
+
+
+def test_two_stage_routes_a_fallback_document_as_one_section(con, monkeypatch):
+    """Issue 13: a document without the chunkset's structure is indexed with its fixed windows; two-stage
+    routing treats it as one section (-1) spanning its body, and section recall reads that span."""
+    _two_stage_fixture(con)
+    con.execute("INSERT INTO paragraphs VALUES ('demo/c', 0, 5, 30), ('demo/c', 1, 32, 70)")
+    for idx, (start, end) in enumerate([(5, 32), (32, 70)]):
+        con.execute("INSERT INTO chunks VALUES ('fixed', ?, 'demo/c', ?, ?, ?, 1, NULL)",
+                    [f"fixed|demo/c|{idx}", idx, start, end])
+    rows = con.sql("SELECT * FROM condition_texts").to_arrow_table().to_pylist()
+    rows += [{"condition": "G4", "corpus": "demo", "chunk_id": f"fixed|demo/c|{i}", "doc_id": "demo/c",
+              "chunkset": "fixed", "text": t, "is_fallback": True} for i, t in enumerate(["c0", "c1"])]
+    create_condition_texts(con, [{k: r[k] for k in ("condition", "corpus", "chunk_id", "doc_id", "chunkset", "text",
+                                                     "is_fallback")} for r in rows])
+    store_vectors(con, "hand", [sha("c0"), sha("c1")], np.array([[-1, 0], [-0.8, 0.6]], dtype=np.float32))
+    con.execute("INSERT INTO evidence VALUES ('demo/q02', 0, 'demo/c', 50, 60, 'exact')")  # west: inside demo/c
+    monkeypatch.setattr(retrieve, "ROUTED_SECTIONS", 1)
+    retrieve_stage(con, HAND, k=2, show_progress=False)
+    routing = dict(con.execute("SELECT query_id, routed_sections FROM routing").fetchall())
+    recall = dict(con.execute("SELECT query_id, section_recall FROM routing").fetchall())
+    # west (-1, 0): demo/c's centroid norm(-0.9, 0.3) scores .949, above every real section
+    assert routing["demo/q02"] == ["demo/c#-1"] and recall["demo/q02"] is True
+    assert [r[2] for r in _runs(con, "G4") if r[0] == "demo/q02"] == ["fixed|demo/c|0", "fixed|demo/c|1"]
+    # the condition's own chunks keep their level-1 sections
+    assert routing["demo/q00"] == ["demo/a#1"]

@@ -58,6 +58,8 @@ def _base() -> dict:
         (lambda r: r.update(primary={"metric": "cov-nDCG@10", "embedder": "bge"}), "primary.embedder: 'bge' is not one of"),
         (lambda r: r.update(llm={"backend": "openai", "api_key": "sk"}), "llm.api_key: never put an API key"),
         (lambda r: r.update(limit=-3), "limit: expected an integer >= 1"),
+        (lambda r: r.update(precision="fp16"), "precision: 'fp16' is not one of auto, fp32, bf16"),
+        (lambda r: r["embedders"][0].update(precision="int8"), "embedders[0].precision: 'int8' is not one of"),
     ],
 )
 def test_bad_configs_name_the_key(mutate, key, tmp_path, monkeypatch):
@@ -84,6 +86,38 @@ def test_not_yaml(tmp_path):
     path.write_text("name: [unclosed")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(path)
+
+
+@pytest.mark.parametrize("name, loader", [("scifact", "beir"), ("hotpotqa", "hotpotqa")])
+def test_document_corpus_configs_validate(name, loader, shared_data):
+    """Issue 13: BEIR and HotpotQA run from a shipped config like QASPER (condition DOC, qrels metrics)."""
+    config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
+    (corpus,) = config.corpora
+    assert corpus.loader == loader and config.conditions == ("DOC",) and config.contrasts == ()
+    assert config.primary.metric == "nDCG@10" and config.precision == "auto"
+    assert all(path.is_file() for path in config.resolve_sources(corpus, shared_data))
+
+
+def test_precision_defaults_and_overrides():
+    raw = _base()
+    assert parse_config(raw, PROJECT_ROOT / "x.yml").strong_embedder.precision == "auto"
+    raw["precision"] = "fp32"
+    raw["embedders"].append({"model": "BAAI/bge-small-en-v1.5", "precision": "bf16"})
+    config = parse_config(raw, PROJECT_ROOT / "x.yml")
+    assert config.precision == "fp32" and [e.precision for e in config.embedders] == ["fp32", "bf16"]
+
+
+def test_dbt_defaults_are_the_studys():
+    """Issue 13, point 4: a bare `dbt build` means the study: the bootstrap and primary
+    cell of the study's experiments (qasper.yml, wikipedia.yml: the strong embedder at any precision)."""
+    defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    for name in ("qasper", "wikipedia", "cpu"):
+        config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
+        assert (defaults["bootstrap_b"], defaults["bootstrap_seed"]) == (config.bootstrap_b, config.bootstrap_seed) == (
+            10_000, 20260710)
+        assert (defaults["primary_metric"], defaults["primary_reranker"]) == (config.primary.metric, "none")
+    for name in ("qasper", "wikipedia"):
+        assert defaults["primary_embedder"] == load_config(PROJECT_ROOT / "experiments" / f"{name}.yml").strong_embedder.model
 
 
 @pytest.mark.parametrize("mutate, key", [

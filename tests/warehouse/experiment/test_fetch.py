@@ -139,3 +139,34 @@ def test_cli_fetch_offline_message(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["fetch", "qasper", "--data", str(tmp_path)])
     assert result.exit_code == 1
     assert "RAGWH_DATA" in result.output
+
+
+def test_fetch_hotpotqa_train_records_then_verifies(server, tmp_path):
+    from warehouse.experiment.fetch import fetch_hotpotqa
+
+    url, files, hits = server
+    payload = json.dumps([{"_id": "t1"}]).encode()
+    files["hotpot_train_v1.1.json"] = payload
+    first = fetch_hotpotqa(tmp_path, base_url=url)
+    folder = tmp_path / "hotpotqa"
+    assert first.downloaded and first.verified_against == "recorded now (no published checksum)"
+    assert (folder / "hotpot_train_v1.1.json").read_bytes() == payload
+    assert (folder / CHECKSUM_FILE).read_text() == f"{hashlib.sha256(payload).hexdigest()}  hotpot_train_v1.1.json\n"
+    again = fetch_hotpotqa(tmp_path, base_url=url)
+    assert (again.downloaded, again.verified_against, hits["hotpot_train_v1.1.json"]) == (False, "recorded", 1)
+    # a corrupted local copy is fetched again; a server that now serves other bytes is refused
+    (folder / "hotpot_train_v1.1.json").write_bytes(b"corrupt")
+    files["hotpot_train_v1.1.json"] = payload + b" "
+    with pytest.raises(FetchError, match="checksum verification failed"):
+        fetch_hotpotqa(tmp_path, base_url=url)
+    assert not (folder / "hotpot_train_v1.1.json").exists()
+
+
+def test_fetch_hotpotqa_offline_message(tmp_path):
+    from warehouse.experiment.fetch import fetch_hotpotqa
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(FetchError, match=r"Copy hotpot_train_v1.1.json into .*ragwh ingest hotpotqa"):
+        fetch_hotpotqa(tmp_path, base_url=f"http://127.0.0.1:{port}", timeout_s=2)

@@ -107,3 +107,52 @@ def test_renders_in_headless_chromium(con, tmp_path):
     width, height, colours = _png_size_and_colours(shot)
     assert (width, height) == (1200, 3000)
     assert colours > 20, "the screenshot is (nearly) blank"
+
+
+def test_truncation_exclusions_and_a_zero_p(con):
+    """Issue 13: the truncation table next to the contrasts, the index coverage and exclusion funnel, and a
+    bootstrap p of exactly 0 shown as < 1/B (its Holm adjustment over m contrasts as < m/B)."""
+    _fill_marts(con)
+    con.execute("DROP TABLE contrasts")
+    con.execute("""CREATE TABLE contrasts AS SELECT * FROM (VALUES
+        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.0, 0.0, 3, 0.41, TRUE,
+         10000, 0),
+        ('C3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.31, 0.62, 3, -0.2, TRUE,
+         10000, 1550))
+        AS t(contrast, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low, ci_high,
+             p_value, p_holm, family_size, dz, is_primary, n_boot, n_far_side)""")
+    con.execute("""CREATE TABLE embedding_truncation AS SELECT * FROM (VALUES
+        ('demo', 'all-MiniLM-L6-v2', 'A2', 254, 100, 7, 0.07::double, 350, 0.0123::double, 50.0::double, 0),
+        ('demo', 'all-MiniLM-L6-v2', 'A3', 254, 100, 19, 0.19::double, 1200, 0.0421::double, 63.2::double, 0))
+        AS t(corpus, embedder, condition, max_tokens, n_texts, n_truncated, share_truncated, tokens_cut,
+             content_share_cut, mean_cut_when_truncated, n_uncounted)""")
+    con.execute("""CREATE TABLE condition_index AS SELECT * FROM (VALUES
+        ('demo', 'A3', 5, 60, 1, 11, 200.0, 12.0), ('demo', 'G3', 5, 58, 0, 0, 210.0, 11.0))
+        AS t(corpus, condition, n_docs, n_chunks, n_fallback_docs, n_fallback_chunks, mean_content_tokens,
+             mean_prefix_tokens)""")
+    con.execute("""CREATE TABLE evaluation_exclusions AS SELECT * FROM (VALUES
+        ('demo', 'all-MiniLM-L6-v2', 'none', 'A3', 'scored', 17, 4), ('demo', 'all-MiniLM-L6-v2', 'none', 'A3',
+         'structure_fallback', 3, 1), ('demo', 'other', 'none', 'A3', 'scored', 99, 9))
+        AS t(corpus, embedder, reranker, condition, reason, n_queries, n_docs)""")
+    page = render_report(con, load_config(None), "all-MiniLM-L6-v2", {})
+    for anchor in ("truncation", "exclusions"):
+        assert f'<section id="{anchor}">' in page, anchor
+    assert page.index('id="contrasts"') < page.index('id="truncation"') < page.index('id="forest"')
+    assert "&lt; 1/10,000" in page and "&lt; 3/10,000" in page  # p = 0 and its Holm adjustment (m = 3)
+    assert "0.310" in page and "19.0%" in page and "4.21%" in page
+    assert "structure_fallback" in page and "3 <small>(1)</small>" in page and ">99 <" not in page
+
+
+def test_the_primary_embedder_is_found_at_its_stored_precision(con, monkeypatch):
+    """The marts name the embedder with its precision (all-MiniLM-L6-v2@bf16); the report's primary cell does too."""
+    import ingest.retrieval.precision as precision
+    from warehouse.experiment.report.data import primary_embedder_name
+
+    _fill_marts(con)
+    config = load_config(None)
+    monkeypatch.setattr(precision, "cpu_bf16_feature", lambda: "amx_bf16")
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2"  # what the marts hold (written on another machine)
+    con.execute("UPDATE condition_means SET embedder = embedder || '@bf16'")
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2@bf16"
+    monkeypatch.setattr(precision, "cpu_bf16_feature", lambda: None)
+    assert primary_embedder_name(con, config) == "all-MiniLM-L6-v2@bf16"  # the one precision stored

@@ -1,8 +1,8 @@
 """The experiment report: ONE self-contained HTML file (figures embedded as base64 PNG).
 
 Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
-``condition_means``, ``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded
-tables (``funnel``, ``chunks``). Per-condition means are unweighted means over queries; their error
+``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``condition_means``,
+``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``, ``chunks``). Per-condition means are unweighted means over queries; their error
 bars in the dose-response figure are ``mean ± 1.96·sd/√n`` over queries (a plain normal interval,
 not document-clustered: the clustered intervals are the contrasts' and the slopes'). A section whose
 inputs are absent says 'not run' and why, never shows an empty figure.
@@ -20,14 +20,23 @@ from warehouse.experiment.report.chunking import (
     section_contrasts,
     section_cuts,
     section_dose,
+    section_exclusions,
     section_forest,
     section_funnel,
     section_means,
     section_not_run,
     section_routing,
     section_sizes,
+    section_truncation,
 )
-from warehouse.experiment.report.data import condition_means, contrast_rows, mart, metric_names, primary_cells
+from warehouse.experiment.report.data import (
+    condition_means,
+    contrast_rows,
+    mart,
+    metric_names,
+    primary_cells,
+    primary_embedder_name,
+)
 from warehouse.experiment.report.markup import CSS
 
 
@@ -54,11 +63,13 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
             f" · inducer {html.escape(config.inducer)} · k = {config.k} · primary cell: "
             f"{html.escape(config.primary.metric)} × {html.escape(embedder_name)} × reranker {html.escape(config.primary.reranker)}</p>")
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("contrasts", "contrasts"), ("forest", "forest plot"), ("means", "means"), ("dose", "dose-response"),
+        ("contrasts", "contrasts"), ("truncation", "truncation"), ("exclusions", "exclusions"), ("forest", "forest plot"), ("means", "means"), ("dose", "dose-response"),
         ("cuts", "cuts"), ("budget", "token budget"), ("routing", "section recall"), ("funnel", "funnel"),
         ("sizes", "size matching"), ("notrun", "not run"))) + "</nav>"
     sections = [
         section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast")),
+        section_truncation(mart(con, "embedding_truncation")),
+        section_exclusions(con, cells),
         section_forest(rows),
         section_means(means, cells, metrics, not_run),
         section_dose(means, cells, config.primary.metric,
@@ -78,10 +89,8 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
 def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path: str | Path,
                  not_run: dict[str, str] | None = None) -> Path:
     """Render the report and write it to ``path`` (parent folders created). Returns the path."""
-    from ingest.retrieval.embedders import resolve_embedder
-
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    page = render_report(con, config, resolve_embedder(config.primary.embedder).name, not_run)
+    page = render_report(con, config, primary_embedder_name(con, config), not_run)
     target.write_text(page, encoding="utf-8")
     return target

@@ -1,5 +1,5 @@
-"""The chunking study's report sections: contrasts, forest plot, means, dose-response, cuts, token budget,
-section recall, funnel, size matching and what did not run."""
+"""The chunking study's report sections: contrasts, truncation, exclusions and index coverage, forest plot,
+means, dose-response, cuts, token budget, section recall, funnel, size matching and what did not run."""
 from __future__ import annotations
 
 import html
@@ -24,15 +24,18 @@ def _contrast_table(rows: list[dict]) -> str:
         out.append([label, html.escape(r["arms"]), html.escape(r["question"]), fmt(r.get("n_queries")),
                     fmt(r.get("n_docs")), fmt(r.get("mean_delta"), 4),
                     f"[{fmt(r.get('ci_low'), 4)}, {fmt(r.get('ci_high'), 4)}]",
-                    fmt_p(r.get("p_value")), fmt_p(r.get("p_holm")), fmt(r.get("dz"))])
+                    fmt_p(r.get("p_value"), r.get("n_boot")),
+                    fmt_p(r.get("p_holm"), r.get("n_boot"), r.get("family_size") or 1), fmt(r.get("dz"))])
     return html_table(headers, out, "contrasts")
 
 
 def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[str, str], mixed: list[dict]) -> str:
     what = ("Pre-registered contrasts: paired per-query differences (treatment − control) of the primary metric, "
             "their mean, a document-clustered bootstrap 95% CI and two-sided p "
-            f"(B = {config.bootstrap_b:,}, seed {config.bootstrap_seed}), Holm-adjusted p across the contrast family "
-            "of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs; every other cell is exploratory.")
+            f"(B = {config.bootstrap_b:,}, seed {config.bootstrap_seed}; p = 0, no replicate on the far side of zero, "
+            "is shown as < 1/B, and its Holm adjustment over m contrasts as < m/B), Holm-adjusted p across the contrast "
+            "family of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs; every other cell is "
+            "exploratory.")
     missing = {k: v for k, v in not_run.items() if re.fullmatch(r"C\d+", k)}
     notes = "".join(f"<li>{html.escape(k)}: not run — {html.escape(v)}</li>" for k, v in sorted(missing.items()))
     notes = f"<ul class='notrun'>{notes}</ul>" if notes else ""
@@ -66,6 +69,55 @@ def _table_or_note(primary: list[dict], note: str) -> str:
     r0 = primary[0]
     cell = f"{r0['corpus']} · {r0['embedder']} · reranker {r0['reranker']} · {r0['metric']}"
     return f"<h3>★ {html.escape(cell)}</h3>" + _contrast_table(primary)
+
+
+def section_truncation(rows: list[dict]) -> str:
+    what = ("Condition texts longer than the embedder's window (all-MiniLM-L6-v2 reads 254 text tokens of 256, bge "
+            "510 of 512): the model never reads their end, always content (prefixes come first), so prefix conditions "
+            "lose more content than bare ones. Read the contrasts with it: a prefix that pushes content out of the "
+            "window costs the treatment arm. From the embedding_truncation mart.")
+    if not rows:
+        return section("truncation", "Truncation by the embedder's window", what,
+                       not_run_note("no embedding_truncation rows (no first-stage runs, or the mart was not built)"))
+    order = {c: i for i, c in enumerate(condition_order())}
+    rows = sorted(rows, key=lambda r: (r["corpus"], r["embedder"], order.get(r["condition"], 99)))
+    table = [[fmt(r["corpus"]), fmt(r["embedder"]), fmt(r["condition"]), fmt(r["max_tokens"]), fmt(r["n_texts"]),
+              fmt(r["n_truncated"]), fmt(100 * r["share_truncated"], 1) + "%", fmt(r["tokens_cut"]),
+              ("–" if r["content_share_cut"] is None else fmt(100 * r["content_share_cut"], 2) + "%"),
+              fmt(r["mean_cut_when_truncated"], 1), fmt(r["n_uncounted"])] for r in rows]
+    return section("truncation", "Truncation by the embedder's window", what, html_table(
+        ["corpus", "embedder", "condition", "window", "texts", "truncated", "share", "tokens cut",
+         "content cut", "mean cut (truncated)", "not counted"], table))
+
+
+def section_exclusions(con: duckdb.DuckDBPyConnection, cells: list[Cell]) -> str:
+    what = ("One corpus per run: every condition indexes every document of the corpus; a document lacking a "
+            "condition's structure (its induced structure failed verification) is indexed with its fixed windows "
+            "(fallback) and its queries are excluded from every arm (structure_fallback). The first table is the "
+            "condition_index mart, the second the evaluation funnel (evaluation_exclusions: queries, their documents "
+            "in brackets) of the primary embedder and reranker.")
+    index = mart(con, "condition_index", "ORDER BY corpus, condition")
+    funnel = [r for r in mart(con, "evaluation_exclusions")
+              if any((r["corpus"], r["embedder"], r["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)]
+    if not index and not funnel:
+        return section("exclusions", "Index coverage and evaluation exclusions", what,
+                       not_run_note("condition_index and evaluation_exclusions are empty or absent"))
+    order = {c: i for i, c in enumerate(condition_order())}
+    body = ""
+    if index:
+        index.sort(key=lambda r: (r["corpus"], order.get(r["condition"], 99)))
+        body += html_table(["corpus", "condition", "documents", "chunks", "fallback documents", "fallback chunks"],
+                           [[fmt(r["corpus"]), fmt(r["condition"]), fmt(r["n_docs"]), fmt(r["n_chunks"]),
+                             fmt(r["n_fallback_docs"]), fmt(r["n_fallback_chunks"])] for r in index])
+    if funnel:
+        reasons = sorted({r["reason"] for r in funnel}, key=lambda x: (x != "scored", x))
+        value = {(r["corpus"], r["condition"], r["reason"]): r for r in funnel}
+        keys = sorted({(r["corpus"], r["condition"]) for r in funnel}, key=lambda k: (k[0], order.get(k[1], 99)))
+        body += html_table(["corpus", "condition", *reasons], [
+            [fmt(c), fmt(cond)] + [(f"{value[(c, cond, x)]['n_queries']} <small>({value[(c, cond, x)].get('n_docs', 0)})"
+                                    "</small>") if (c, cond, x) in value else "–" for x in reasons]
+            for c, cond in keys], "means")
+    return section("exclusions", "Index coverage and evaluation exclusions", what, body)
 
 
 def section_forest(rows: list[dict]) -> str:
@@ -147,7 +199,8 @@ def section_dose(means: list[dict], cells: list[Cell], metric: str, slopes: list
     if slopes:
         table = [[fmt(r["family"]), fmt(r["corpus"]), fmt(r["embedder"]), fmt(r["reranker"]), fmt(r["metric"]),
                   fmt(r["n_queries"]), fmt(r["n_docs"]), fmt(r["slope"], 4),
-                  f"[{fmt(r['ci_low'], 4)}, {fmt(r['ci_high'], 4)}]", fmt_p(r["p_value"])] for r in slopes]
+                  f"[{fmt(r['ci_low'], 4)}, {fmt(r['ci_high'], 4)}]", fmt_p(r["p_value"], r.get("n_boot"))]
+                 for r in slopes]
         body += html_table(["family", "corpus", "embedder", "reranker", "metric", "n queries", "n docs", "slope", "95% CI",
                         "p"], table)
     return section("dose", "Dose-response over prefix depth", what, body)
@@ -261,8 +314,12 @@ def section_sizes(con: duckdb.DuckDBPyConnection, corpora: list[str]) -> str:
 
     table = [[fmt(r["corpus"]), fmt(r["chunkset"]), fmt(r["chunks"]), fmt(r["mean_tokens"], 1),
               fmt(r["median_tokens"], 1)] for r in rows]
+    chunksets = sorted({r["chunkset"] for r in rows} - {"doc"})
+    if not chunksets:  # document corpora (BEIR, HotpotQA): one chunk per document, nothing to match
+        return section("sizes", "Size matching", what,
+                       html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table))
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for chunkset in sorted({r["chunkset"] for r in rows} - {"doc"}):
+    for chunkset in chunksets:
         tokens = [t for (t,) in con.execute("SELECT content_tokens FROM chunks WHERE chunkset = ? AND "
                                             "list_contains(?, split_part(doc_id, '/', 1))", [chunkset, corpora]).fetchall()]
         ax.hist(tokens, bins=30, histtype="step", lw=1.5, label=chunkset)

@@ -70,6 +70,22 @@ def condition_means(con: duckdb.DuckDBPyConnection) -> list[dict]:
         if relation_exists(con, "condition_means") else []
 
 
+def primary_embedder_name(con: duckdb.DuckDBPyConnection, config: ExperimentConfig) -> str:
+    """The stored name of the config's primary embedder: the model at the precision the config asks for,
+    resolved on this machine (ingest.retrieval.precision); when the marts hold no such name but exactly
+    one precision of the model (a report written on another machine), that one."""
+    from ingest.retrieval.embedders import resolve_embedder
+    from ingest.retrieval.precision import split_name
+
+    model = config.primary.embedder
+    name = resolve_embedder(model, config.precision_of(model)).name
+    if not relation_exists(con, "condition_means"):
+        return name
+    stored = {r[0] for r in con.execute("SELECT DISTINCT embedder FROM condition_means").fetchall()}
+    variants = sorted(e for e in stored if split_name(e)[0] == split_name(name)[0])
+    return name if name in stored or len(variants) != 1 else variants[0]
+
+
 @dataclass(frozen=True)
 class Cell:
     corpus: str

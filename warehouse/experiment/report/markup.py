@@ -8,7 +8,7 @@ import math
 import re
 
 #: A table cell holding a number, an interval or a dash: right-aligned.
-NUMERIC = re.compile(r"(&lt;)?[\s\d.,+\-−\[\]–e]+(\s*<small>\(\d+\)</small>)?")
+NUMERIC = re.compile(r"(&lt;)?[\s\d.,+\-−\[\]–e/%]+(\s*<small>\(\d+\)</small>)?")
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -21,10 +21,21 @@ def fmt(value, digits: int = 3) -> str:
     return html.escape(str(value))
 
 
-def fmt_p(value) -> str:
+def p_text(value, n_boot: int | None = None, scale: int = 1) -> str:
+    """A p-value as plain text: '–' when absent; a bootstrap p of exactly 0 (no replicate of ``n_boot``
+    on the far side of zero, udfs/bootstrap.py) as '< 1/B' ('< m/B' for a Holm p adjusted over a family
+    of ``scale`` = m contrasts); otherwise '<0.001' or three decimals. The report and the CLI summary
+    both use it."""
     if value is None:
         return "–"
-    return "&lt;0.001" if value < 0.001 else f"{value:.3f}"
+    if value == 0 and n_boot:
+        return f"< {scale}/{n_boot:,}"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def fmt_p(value, n_boot: int | None = None, scale: int = 1) -> str:
+    """:func:`p_text` for HTML."""
+    return html.escape(p_text(value, n_boot, scale))
 
 
 def html_table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:

@@ -6,6 +6,9 @@
 --   span_outside_document       a span with char_start < 0, char_end <= char_start or past the text end
 --   evidence_in_other_document  a span in a document other than the query's
 --   no_relevant_qrels           document corpus, no judgment with relevance >= 1
+--   structure_fallback          the query's document is indexed with its fixed windows in a condition
+--                               that has runs (it lacks that condition's structure: condition_chunks),
+--                               so no arm is scored on it (one corpus, one query set for every arm)
 with kinds as (
     select q.corpus, case when count(r.query_id) > 0 then 'document' else 'span' end as corpus_kind
     from {{ ref('stg_queries') }} as q
@@ -26,6 +29,14 @@ span_checks as (
     inner join {{ ref('stg_queries') }} as q on q.query_id = e.query_id
     left join {{ ref('stg_documents') }} as d on d.doc_id = e.doc_id
     group by e.query_id
+),
+
+fallback_docs as (
+    select distinct cc.doc_id
+    from {{ ref('condition_chunks') }} as cc
+    inner join (select distinct corpus, condition from {{ ref('stg_runs') }}) as ran
+        on ran.corpus = cc.corpus and ran.condition = cc.condition
+    where cc.is_fallback
 ),
 
 qrel_checks as (
@@ -49,6 +60,7 @@ select
         when s.query_id is null then 'no_evidence'
         when s.n_outside > 0 then 'span_outside_document'
         when s.n_other_doc > 0 then 'evidence_in_other_document'
+        when f.doc_id is not null then 'structure_fallback'
         else 'ok'
     end as status
 from {{ ref('stg_queries') }} as q
@@ -56,3 +68,4 @@ inner join kinds as k on k.corpus = q.corpus
 left join {{ ref('stg_documents') }} as d on d.doc_id = q.doc_id
 left join span_checks as s on s.query_id = q.query_id
 left join qrel_checks as r on r.query_id = q.query_id
+left join fallback_docs as f on f.doc_id = q.doc_id

@@ -1,0 +1,94 @@
+"""Every choice of the rewriting study's fixed pipeline, with its default (docs/rewriting.md explains each).
+
+:class:`RewriteSettings` is the one place these values live: the experiment config
+(``warehouse/experiment/rewriting_config.py``) reads overrides into it, the stage reads it, and its
+:meth:`RewriteSettings.fingerprint` is part of the stage's manifest fingerprint.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from ingest.chunking.sentence_windows import CHUNK_TOKENS, OVERLAP_TOKENS
+
+SEEDS = (42, 123, 2024)
+MMR_UNITS = ("documents", "chunks")
+HYDE_COMBINE = ("none", "average")
+ENCODINGS = ("query", "passage")
+RERANK_WITH = ("text", "original")
+
+
+@dataclasses.dataclass(frozen=True)
+class RewriteSettings:
+    """The study's pipeline for one corpus and stack.
+
+    - ``strategies`` (names of ``seeds/rewrite_strategies.csv``) and the LLM ``seeds`` (sampling seed of
+      every request; LLM-free strategies are computed once and written under every seed).
+    - ``pool``: dense candidates reranked per text (20; the control ``S1-pool100`` uses its own 100).
+    - ``mmr_lambda`` (0.85) and ``mmr_unit``: MMR over ``documents`` (the reranked pool collapsed to each
+      document's best chunk, similarity = cosine of the best chunks' stored vectors) or ``chunks``.
+    - ``include_original``: multi-query strategies (S2, S3, S4) search the original query too.
+    - ``cosine_band`` ``[lo, hi]`` (0.4, 0.9, inclusive) and ``cosine_filter``: the strategies whose
+      variants must fall in the band (S2, S3, S4; HyDE passages and Query2Doc texts are not questions).
+    - ``n_variants``: lines asked of the LLM per answer (S2: 3, S3: 3, S4: 1).
+    - ``hyde_passages`` (1) generated passages; ``hyde_combine``: ``none`` (each passage searched as a
+      text of its own) or ``average`` (one search with the normalized mean of the query's and the
+      passages' vectors, as the HyDE reference does); ``hyde_encoding``: ``passage`` (the document
+      encoder, as the HyDE reference encodes generated documents) or ``query``.
+    - ``q2d_encoding``: the Query2Doc text ``query [SEP] pseudo-doc`` is a query (``query``) by default.
+    - ``rerank_with``: the cross-encoder scores (``text`` searched, chunk) or (``original`` query, chunk).
+    - ``max_merged`` (20): documents kept after the max-score merge.
+    - ``temperature`` (0.7), ``max_tokens`` (256): sampling of every rewriting request.
+    - ``chunk_tokens`` / ``chunk_overlap`` (512 / 50): the sentence-window chunkset searched.
+    """
+
+    strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100")
+    seeds: tuple[int, ...] = SEEDS
+    pool: int = 20
+    mmr_lambda: float = 0.85
+    mmr_unit: str = "documents"
+    include_original: bool = True
+    cosine_band: tuple[float, float] = (0.4, 0.9)
+    cosine_filter: tuple[str, ...] = ("S2", "S3", "S4")
+    n_variants: tuple[tuple[str, int], ...] = (("S2", 3), ("S3", 3), ("S4", 1))
+    hyde_passages: int = 1
+    hyde_combine: str = "none"
+    hyde_encoding: str = "passage"
+    q2d_encoding: str = "query"
+    rerank_with: str = "text"
+    max_merged: int = 20
+    temperature: float = 0.7
+    max_tokens: int = 256
+    chunk_tokens: int = CHUNK_TOKENS
+    chunk_overlap: int = OVERLAP_TOKENS
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            problems.append(f"seeds must be distinct and non-empty, got {self.seeds}")
+        if self.pool < 1 or self.max_merged < 1 or self.hyde_passages < 1 or self.max_tokens < 1:
+            problems.append("pool, max_merged, hyde_passages and max_tokens must be >= 1")
+        if not 0.0 <= self.mmr_lambda <= 1.0:
+            problems.append(f"mmr_lambda must be in [0, 1], got {self.mmr_lambda}")
+        lo, hi = self.cosine_band
+        if not -1.0 <= lo <= hi <= 1.0:
+            problems.append(f"cosine_band must satisfy -1 <= lo <= hi <= 1, got {self.cosine_band}")
+        for name, value, allowed in (("mmr_unit", self.mmr_unit, MMR_UNITS), ("hyde_combine", self.hyde_combine, HYDE_COMBINE),
+                                     ("hyde_encoding", self.hyde_encoding, ENCODINGS),
+                                     ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH)):
+            if value not in allowed:
+                problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
+        if not 0 <= self.chunk_overlap < self.chunk_tokens:
+            problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
+        if any(n < 1 for _, n in self.n_variants):
+            problems.append("n_variants must be >= 1")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def variants_of(self, strategy: str) -> int:
+        """Lines asked of the LLM for a question-form strategy."""
+        return dict(self.n_variants).get(strategy, 1)
+
+    def fingerprint(self) -> str:
+        """Canonical JSON of every field (part of the stage fingerprint)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)

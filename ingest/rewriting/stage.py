@@ -1,0 +1,234 @@
+"""The rewriting stage: every strategy x seed of one corpus and stack, from texts to merged runs, in one write.
+
+:func:`rewrite_stage` for corpus ``c``, embedder ``e`` and reranker ``r`` (or none):
+
+1. index: the corpus's ``sentence:<T>/<O>`` chunks and their vectors (:mod:`ingest.rewriting.index`);
+2. texts: per strategy and seed, the candidates of every query (:mod:`ingest.rewriting.texts`; LLM-free
+   strategies are made once and written under every seed);
+3. filter: originals and unscreened candidates embedded (queries as queries; HyDE passages per
+   ``hyde_encoding``), cosines to the original, verdicts (:mod:`ingest.rewriting.variants`);
+4. search: each distinct (vector, rerank text, pool) through the fixed pipeline once
+   (:mod:`ingest.rewriting.textrun`); HyDE with ``hyde_combine: average`` searches once with the
+   normalized mean of its kept texts' vectors (recorded under ``variant_idx`` 0, reranked against the
+   original query);
+5. merge: per (strategy, seed, query) the texts' top ``depth_k`` documents, max score, top ``max_merged``
+   (:mod:`ingest.rewriting.merge`);
+6. write: ``rewrites`` (per corpus, embedder, strategy, seed), ``rewrite_text_runs`` and ``rewrite_runs``
+   (per corpus, embedder, reranker, strategy, seed) and the funnel, replaced in ONE transaction.
+
+Funnel (``funnel.stage`` = ``rewrite:<embedder>:<strategy>:<seed>``): ``queries``, ``llm_answers``,
+``empty_answer``, ``no_usable_line``, ``unusable_line``, ``beyond_n``, ``generated`` (texts parsed), and
+one count per ``rewrites.reason`` (``identical``, ``duplicate``, ``cosine_low``, ``cosine_high``,
+``kept``, ``fallback``). ``rewrite_qrels:<embedder>``: ``input`` (judged pairs of the corpus's queries),
+``doc_not_indexed`` (the judged document has no chunk in the index: it can never be retrieved), ``kept``.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from ingest.chunking.sentence_windows import chunkset_name
+from ingest.llm import LLMCache
+from ingest.retrieval.embedders import EmbedderSpec, resolve_embedder
+from ingest.retrieval.rerank import RerankerSpec, resolve_reranker
+from ingest.rewriting.index import RewriteError, load_index
+from ingest.rewriting.merge import max_merge
+from ingest.rewriting.settings import RewriteSettings
+from ingest.rewriting.strategies import resolve
+from ingest.rewriting.tables import Output, rewrites_table, runs_table, text_runs_table
+from ingest.rewriting.textrun import CrossEncoderScorer, Search, run_searches
+from ingest.rewriting.texts import strategy_texts
+from ingest.rewriting.variants import decide
+from ingest.rewriting.vectors import Embedder, text_key, text_vectors
+from warehouse.db import replace_where, transaction
+
+
+def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: RewriteSettings | None = None, *,
+                  embedder: str | EmbedderSpec | None = None, reranker: str | RerankerSpec | None = None,
+                  llm: LLMCache | None = None, embed_model=None, rerank_model=None,
+                  show_progress: bool = True) -> dict:
+    """Run every configured strategy and seed on ``corpus`` (module doc); returns counts and seconds per step.
+
+    ``embed_model`` / ``rerank_model`` (loaded models) skip loading; otherwise a model is loaded only when
+    something is missing (a rerun over stored vectors loads no embedder)."""
+    settings = settings or RewriteSettings()
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    strategies = resolve(list(settings.strategies))
+    spec = resolve_embedder(embedder)
+    emb = Embedder(spec, load=lambda: embed_model if embed_model is not None else spec.load())
+    rr = resolve_reranker(reranker) if reranker is not None else None
+    rr_name = rr.name if rr is not None else "none"
+    scorer = None if rr is None else CrossEncoderScorer(
+        lambda: rerank_model if rerank_model is not None else rr.load(), show_progress=show_progress)
+    queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
+    if not queries:
+        raise RewriteError(f"corpus {corpus!r} has no queries: load it first (`ragwh ingest ...`)")
+    index = load_index(con, corpus, chunkset_name(settings.chunk_tokens, settings.chunk_overlap), emb, show_progress)
+    seconds["embed_chunks"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    texts = {}
+    for s in strategies:
+        shared = None if s.uses_llm else strategy_texts(s, queries, settings.seeds[0], settings, llm)
+        for seed in settings.seeds:
+            texts[(s.name, seed)] = shared if shared is not None else strategy_texts(s, queries, seed, settings, llm)
+    seconds["llm"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    vectors = _filter(con, emb, strategies, texts, settings, show_progress)
+    seconds["embed_texts"] = time.perf_counter() - t0
+
+    searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
+    k_max = max(s.depth_k for s in strategies)
+    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, k_max=k_max,
+                                      lam=settings.mmr_lambda, unit=settings.mmr_unit)
+    seconds.update(step_seconds)
+
+    t0 = time.perf_counter()
+    merged = _merge(runs, outputs, index, settings.max_merged)
+    rewrites = rewrites_table(corpus, spec.name, [(qt.query_id, name, seed, c) for (name, seed), qts in texts.items()
+                                                   for qt in qts for c in qt.candidates])
+    by_strategy: dict[str, list] = {}
+    for o in outputs:
+        by_strategy.setdefault(o.strategy, []).append(o)
+    # built one strategy at a time inside the write, so at most one strategy's rows are in memory
+    text_runs = (text_runs_table(corpus, spec.name, rr_name, index, runs, group) for group in by_strategy.values())
+    merged_runs = runs_table(corpus, spec.name, rr_name, merged)
+    funnel = _funnel(con, corpus, spec.name, texts, index)
+    keys = [(name, seed) for name, seed in texts]
+    n_text_runs = _write(con, corpus, spec.name, rr_name, keys, rewrites, text_runs, merged_runs, funnel)
+    seconds["merge_write"] = time.perf_counter() - t0
+    return {"corpus": corpus, "embedder": spec.name, "reranker": rr_name, "queries": len(queries),
+            "chunks": len(index.chunk_ids), "strategies": [s.name for s in strategies], "seeds": list(settings.seeds),
+            "llm_calls": llm.calls if llm is not None else 0, "llm_cached": llm.hits if llm is not None else 0,
+            "texts_embedded": emb.encoded, "searches": len(searches),
+            "pairs_scored": scorer.pairs_scored if scorer is not None else 0,
+            "rewrites": rewrites.num_rows, "rewrite_text_runs": n_text_runs, "rewrite_runs": merged_runs.num_rows,
+            "funnel": _funnel_summary(funnel), "seconds": seconds}
+
+
+def _filter(con, emb: Embedder, strategies, texts, settings: RewriteSettings, show_progress: bool) -> dict[str, np.ndarray]:
+    """Embed what the filter needs, set cosines and verdicts; returns key -> vector."""
+    items: dict[str, tuple[str, bool]] = {}
+    for qts in texts.values():
+        for qt in qts:
+            for c in qt.candidates:
+                if c.reason is None or c.variant_idx == 0:
+                    items.setdefault(text_key(c.text, c.encode_as == "query"), (c.text, c.encode_as == "query"))
+    keys = list(items)
+    matrix, _ = text_vectors(con, emb, [items[k][0] for k in keys], [items[k][1] for k in keys],
+                             label="embedding queries and variants", show_progress=show_progress)
+    vectors = dict(zip(keys, matrix))
+    by_name = {s.name: s for s in strategies}
+    for (name, _), qts in texts.items():
+        s = by_name[name]
+        for qt in qts:
+            original = qt.candidates[0]
+            q = vectors[text_key(original.text, True)]
+            original.cosine = float(q @ q)
+            for c in qt.candidates[1:]:
+                if c.reason is None:
+                    c.cosine = float(vectors[text_key(c.text, c.encode_as == "query")] @ q)
+            if s.uses_llm:
+                alongside = s.form == "questions" or (s.form == "passage" and settings.hyde_combine == "average")
+                decide(qt.candidates, filtered=name in settings.cosine_filter, band=settings.cosine_band,
+                       include_original=settings.include_original, original_searched_alongside=alongside)
+    return vectors
+
+
+def _plan(strategies, texts, settings: RewriteSettings, vectors: dict[str, np.ndarray]):
+    """Distinct searches, one output per searched text, and the searches' vectors."""
+    by_name = {s.name: s for s in strategies}
+    search_of: dict[Search, int] = {}
+    search_vectors: list[np.ndarray] = []
+    outputs: list[Output] = []
+
+    def add(search: Search, vector: np.ndarray) -> int:
+        if search not in search_of:
+            search_of[search] = len(search_vectors)
+            search_vectors.append(vector)
+        return search_of[search]
+
+    for (name, seed), qts in texts.items():
+        s = by_name[name]
+        pool = s.pool or settings.pool
+        for qt in qts:
+            kept = [c for c in qt.candidates if c.kept]
+            original = qt.candidates[0].text
+            if s.form == "passage" and settings.hyde_combine == "average" and len(kept) > 1:
+                ks = tuple(sorted(text_key(c.text, c.encode_as == "query") for c in kept))
+                mean = np.mean([vectors[k] for k in ks], axis=0)
+                mean = mean / (np.linalg.norm(mean) or 1.0)
+                run = add(Search(("mean", *ks), original, pool), mean.astype(np.float32))
+                outputs.append(Output(name, seed, qt.query_id, 0, run, s.depth_k, pool))
+                continue
+            for c in kept:
+                k = text_key(c.text, c.encode_as == "query")
+                rerank_text = c.text if settings.rerank_with == "text" else original
+                run = add(Search((k,), rerank_text, pool), vectors[k])
+                outputs.append(Output(name, seed, qt.query_id, c.variant_idx, run, s.depth_k, pool))
+    matrix = np.vstack(search_vectors).astype(np.float32) if search_vectors else np.zeros((0, 0), np.float32)
+    return list(search_of), outputs, matrix
+
+
+def _merge(runs, outputs: list[Output], index, limit: int):
+    groups: dict[tuple[str, int, str], list[tuple[int, list[str], list[float]]]] = {}
+    for o in outputs:
+        run = runs[o.run]
+        docs = index.doc_ids[run.mmr_pos[:o.depth_k]].tolist()
+        groups.setdefault((o.strategy, o.seed, o.query_id), []).append(
+            (o.variant_idx, docs, run.mmr_score[:o.depth_k].tolist()))
+    return [(strategy, seed, query_id, max_merge(lists, limit)) for (strategy, seed, query_id), lists in groups.items()]
+
+
+def _funnel(con, corpus: str, embedder: str, texts, index) -> pa.Table:
+    rows: list[tuple[str, str, int]] = []
+    for (name, seed), qts in texts.items():
+        counts: Counter = Counter({"queries": len(qts)})
+        for qt in qts:
+            counts.update(qt.counts)
+            counts["generated"] += len(qt.candidates) - 1
+            counts.update(c.reason for c in qt.candidates if c.variant_idx > 0 or c.reason == "fallback")
+        rows += [(f"rewrite:{embedder}:{name}:{seed}", reason, n) for reason, n in counts.items()]
+    indexed = set(index.documents.tolist())
+    judged = con.execute("SELECT r.doc_id FROM qrels r JOIN queries q USING (query_id) WHERE q.corpus = ?",
+                         [corpus]).fetchall()
+    missing = sum(1 for (d,) in judged if d not in indexed)
+    rows += [(f"rewrite_qrels:{embedder}", reason, n)
+             for reason, n in (("input", len(judged)), ("doc_not_indexed", missing), ("kept", len(judged) - missing))]
+    return pa.table({"corpus": [corpus] * len(rows), "stage": [r[0] for r in rows], "reason": [r[1] for r in rows],
+                     "n": pa.array([r[2] for r in rows], pa.int64())})
+
+
+def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for stage, reason, n in zip(*(funnel.column(c).to_pylist() for c in ("stage", "reason", "n"))):
+        out.setdefault(stage, {})[reason] = n
+    return out
+
+
+def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> int:
+    """Replace the stage's rows (every (strategy, seed) it computed) in one transaction; ``text_runs``
+    yields the per-text rows in parts. Returns the number of per-text rows written."""
+    pairs = pa.table({"strategy": [k[0] for k in keys], "seed": pa.array([k[1] for k in keys], pa.int32())})
+    stages = pa.table({"stage": sorted(set(funnel.column("stage").to_pylist()))})
+    con.register("_rewrite_keys", pairs)
+    con.register("_rewrite_funnel_stages", stages)
+    scope = "corpus = ? AND embedder = ? AND (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_keys)"
+    try:
+        with transaction(con):
+            replace_where(con, "rewrites", scope, [corpus, embedder], rewrites)
+            replace_where(con, "rewrite_text_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], None)
+            n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
+            replace_where(con, "rewrite_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], merged_runs)
+            replace_where(con, "funnel", "corpus = ? AND stage IN (SELECT stage FROM _rewrite_funnel_stages)",
+                          [corpus], funnel)
+    finally:
+        con.unregister("_rewrite_keys")
+        con.unregister("_rewrite_funnel_stages")
+    return n

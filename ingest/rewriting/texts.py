@@ -1,0 +1,84 @@
+"""A strategy's texts for every query and seed: the LLM requests, their answers, the screened candidates.
+
+Every request goes through the one cached interface (:class:`ingest.llm.LLMCache`): prompt
+``ingest/llm/prompts/<prompt>.v<N>.txt`` rendered with the query (and ``n``), one user message,
+``Sampling(temperature, top_p=1, max_tokens, seed)`` where the seed is the study's seed (42, 123, 2024),
+so it is part of each request and of its cache key; three seeds give three sets of texts and a rerun
+answers every request from ``llm_calls``. HyDE passage ``i >= 1`` (``hyde_passages > 1``) uses the
+sampling seed ``1000 * seed + i`` (passage 0 uses ``seed``), so its requests differ. ``item_id`` is
+``<query_id>|<strategy>|<seed>[|<passage>]``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from ingest.llm import LLMCache, LLMRequest, Sampling, cache_key, load_prompt
+from ingest.rewriting.answers import passage_text, question_lines
+from ingest.rewriting.settings import RewriteSettings
+from ingest.rewriting.strategies import Q2D_SEPARATOR, Strategy
+from ingest.rewriting.variants import Candidate, screen
+
+
+@dataclasses.dataclass
+class QueryTexts:
+    """The candidates of one (query, strategy, seed) and the answer-parsing counts."""
+
+    query_id: str
+    candidates: list[Candidate]
+    counts: Counter
+
+
+def _sampling_seed(seed: int, passage: int) -> int:
+    return seed if passage == 0 else 1000 * seed + passage
+
+
+def requests_for(strategy: Strategy, queries: list[tuple[str, str]], seed: int,
+                 settings: RewriteSettings) -> list[list[LLMRequest]]:
+    """Per query, the requests of one strategy and seed (one, or ``hyde_passages`` for HyDE)."""
+    prompt = load_prompt(strategy.prompt)
+    n_requests = settings.hyde_passages if strategy.form == "passage" else 1
+    out = []
+    for query_id, text in queries:
+        content = prompt.render(query=text, n=str(settings.variants_of(strategy.name)))
+        out.append([LLMRequest(
+            item_id=f"{query_id}|{strategy.name}|{seed}" + (f"|{i}" if n_requests > 1 else ""),
+            prompt=prompt.key, messages=({"role": "user", "content": content},),
+            sampling=Sampling(temperature=settings.temperature, top_p=1.0, max_tokens=settings.max_tokens,
+                              seed=_sampling_seed(seed, i)))
+            for i in range(n_requests)])
+    return out
+
+
+def strategy_texts(strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings,
+                   llm: LLMCache | None) -> list[QueryTexts]:
+    """Screened candidates (:func:`ingest.rewriting.variants.screen`) of every query for one strategy and seed."""
+    if not strategy.uses_llm:
+        return [QueryTexts(qid, [Candidate(0, text, "query", None, reason="original", kept=True)], Counter())
+                for qid, text in queries]
+    if llm is None:
+        raise ValueError(f"strategy {strategy.name} needs an LLM and none is configured (llm.backend: none)")
+    per_query = requests_for(strategy, queries, seed, settings)
+    flat = [r for rs in per_query for r in rs]
+    answers = iter(llm.generate(flat, label=f"{strategy.name} seed {seed}"))
+    out = []
+    for (query_id, text), requests in zip(queries, per_query):
+        counts: Counter = Counter()
+        texts, keys = [], []
+        for request in requests:
+            answer = next(answers)
+            counts["llm_answers"] += 1
+            key = cache_key(llm.model, request)
+            if strategy.form == "questions":
+                lines, c = question_lines(answer, settings.variants_of(strategy.name))
+                texts += lines
+                keys += [key] * len(lines)
+            else:
+                passage, c = passage_text(answer)
+                if passage:
+                    texts.append(text + Q2D_SEPARATOR + passage if strategy.form == "query2doc" else passage)
+                    keys.append(key)
+            counts.update(c)
+        encode = {"query2doc": settings.q2d_encoding, "passage": settings.hyde_encoding}.get(strategy.form, "query")
+        out.append(QueryTexts(query_id, screen(text, texts, encode, keys), counts))
+    return out

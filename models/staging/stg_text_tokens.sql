@@ -1,0 +1,1 @@
+select * from {{ source('warehouse', 'text_tokens') }}

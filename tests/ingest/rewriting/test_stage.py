@@ -1,0 +1,268 @@
+"""The rewriting stage end to end on a hand-made corpus: tiny random-weight models and a scripted LLM
+(test stand-ins, never results) through the real code paths, lineage checked in SQL, rerun free."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.chunking.sentence_windows import sentence_chunk_stage
+from ingest.llm import LLMCache
+from ingest.llm.scripted import ScriptedBackend
+from ingest.retrieval.embedders import EmbedderSpec
+from ingest.retrieval.rerank import RerankerSpec
+from ingest.rewriting.settings import RewriteSettings
+from ingest.rewriting.stage import rewrite_stage
+from ingest.rewriting.strategies import load_strategies
+from tests.ingest.retrieval.fixtures import build_tiny_cross_encoder, build_tiny_sentence_transformer
+from tests.ingest.rewriting.fixtures import load_corpus, respond
+
+SETTINGS = RewriteSettings(chunk_tokens=64, chunk_overlap=16)
+TABLES = ("rewrites", "rewrite_text_runs", "rewrite_runs")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    root = tmp_path_factory.mktemp("rewriting-models")
+    st = build_tiny_sentence_transformer(root / "embedder")
+    ce = build_tiny_cross_encoder(root / "reranker")
+    return (EmbedderSpec("tiny-embedder", str(st)), SentenceTransformer(str(st), device="cpu"),
+            RerankerSpec("tiny-reranker", str(ce)), CrossEncoder(str(ce), device="cpu"))
+
+
+def _run(con, models, backend, reranker=True, settings=SETTINGS):
+    spec, st, rr, ce = models
+    llm = LLMCache(con, backend, progress=False)
+    report = rewrite_stage(con, "towns", settings, embedder=spec, embed_model=st, reranker=rr if reranker else None,
+                           rerank_model=ce, llm=llm, show_progress=False)
+    return report, llm
+
+
+def _snapshot(con):
+    return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in TABLES}
+
+
+@pytest.fixture()
+def ran(con, models):
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    # a judged document without chunks can never be retrieved: the stage counts it
+    con.execute("DELETE FROM chunks WHERE chunkset = 'sentence:64/16' AND doc_id = 'towns/Dalby-river'")
+    backend = ScriptedBackend(respond)
+    report, llm = _run(con, models, backend)
+    return con, backend, report, llm
+
+
+def test_texts_reasons_and_funnel(ran):
+    con, backend, report, llm = ran
+    strategies = load_strategies()
+    llm_strategies = [s for s in SETTINGS.strategies if strategies[s].uses_llm]
+    assert llm.calls == len(backend.requests) == 4 * 3 * len(llm_strategies)  # 4 queries x 3 seeds x 5 strategies
+    assert {r.sampling.seed for r in backend.requests} == {42, 123, 2024}
+    assert {r.sampling.temperature for r in backend.requests} == {0.7}
+    reasons = {(q, s, seed, v): (reason, kept) for q, s, seed, v, reason, kept in con.execute(
+        "SELECT query_id, strategy, seed, variant_idx, reason, kept FROM rewrites").fetchall()}
+    # S2 for q2 at seed 42: empty answer -> the original alone, as fallback
+    assert [k for k in reasons if k[:3] == ("towns/q2", "S2", 42)] == [("towns/q2", "S2", 42, 0)]
+    assert reasons[("towns/q2", "S2", 42, 0)] == ("fallback", True)
+    # S2 elsewhere: variant 2 repeats the query, variant 3 repeats variant 1, line 4 is beyond n = 3
+    assert reasons[("towns/q1", "S2", 123, 2)] == ("identical", False)
+    assert reasons[("towns/q1", "S2", 123, 3)] == ("duplicate", False)
+    assert ("towns/q1", "S2", 123, 4) not in reasons
+    # LLM-free S1 under every seed; Query2Doc with an empty passage falls back to the query
+    assert all(reasons[("towns/q1", "S1", seed, 0)] == ("original", True) for seed in (42, 123, 2024))
+    assert reasons[("towns/q4", "Q2D", 42, 0)] == ("fallback", True)
+    funnel = report["funnel"]
+    s2 = funnel["rewrite:tiny-embedder:S2:42"]
+    assert (s2["queries"], s2["llm_answers"], s2["empty_answer"], s2["no_usable_line"]) == (4, 4, 1, 1)
+    assert (s2["identical"], s2["duplicate"], s2["beyond_n"], s2["fallback"] >= 2) == (2, 2, 2, True)
+    assert funnel["rewrite_qrels:tiny-embedder"] == {"input": 5, "doc_not_indexed": 1, "kept": 4}
+    # every cosine verdict agrees with the stored vectors and the band
+    for cos, reason, strategy in con.execute(
+            "SELECT cosine, reason, strategy FROM rewrites WHERE reason IN ('kept', 'cosine_low', 'cosine_high')").fetchall():
+        if strategy in SETTINGS.cosine_filter:
+            lo, hi = SETTINGS.cosine_band
+            assert reason == ("kept" if lo <= cos <= hi else "cosine_low" if cos < lo else "cosine_high")
+    assert con.execute("SELECT count(*) FROM rewrites WHERE reason IN ('identical', 'duplicate') AND cosine IS NOT NULL"
+                       ).fetchone()[0] == 0
+    keys = {r[0] for r in con.execute("SELECT cache_key FROM llm_calls").fetchall()}
+    assert {r[0] for r in con.execute("SELECT llm_call_key FROM rewrites WHERE variant_idx > 0").fetchall()} <= keys
+
+
+def test_per_text_lists_and_per_strategy_k(ran):
+    con, _, _, _ = ran
+    n_chunks, n_docs = con.execute("SELECT count(*), count(DISTINCT doc_id) FROM chunks WHERE chunkset = 'sentence:64/16'"
+                                   ).fetchone()
+    assert 20 < n_chunks < 100 and n_docs == 29  # 30 documents, one without chunks (the ran fixture)
+    depth = {s.name: s.depth_k for s in load_strategies().values()}
+    rows = con.execute("""SELECT strategy, pool, stage, count(*) FROM rewrite_text_runs
+                          GROUP BY strategy, pool, seed, query_id, variant_idx, stage""").fetchall()
+    for strategy, pool, stage, n in rows:
+        if stage in ("dense", "rerank"):
+            assert n == min(pool, n_chunks)
+            assert pool == (100 if strategy == "S1-pool100" else 20)
+        else:
+            assert n <= depth[strategy]
+    # per-strategy K from the seed: S2 keeps 7 documents per text, S3 5, S4 8, S1 10
+    full = dict(con.execute("""SELECT strategy, max(n) FROM (SELECT strategy, seed, query_id, variant_idx, count(*) AS n
+                               FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) GROUP BY 1""").fetchall())
+    assert full == {s: depth[s] for s in SETTINGS.strategies}
+    # mmr documents are distinct, each with its best chunk of the rerank list and that chunk's score
+    assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, variant_idx, doc_id, count(*) AS n
+                          FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
+    assert con.execute("""
+        WITH best AS (SELECT strategy, seed, query_id, variant_idx, doc_id, arg_min(chunk_id, rank) AS chunk_id,
+                             max(score) AS score
+                      FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL)
+        SELECT count(*) FROM rewrite_text_runs m JOIN best b USING (strategy, seed, query_id, variant_idx, doc_id)
+        WHERE m.stage = 'mmr' AND (m.chunk_id <> b.chunk_id OR m.score <> b.score)""").fetchone()[0] == 0
+
+
+def test_rerank_scores_are_the_cross_encoders(ran, models):
+    con, _, _, _ = ran
+    from ingest.rewriting.index import chunk_texts
+
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    text_of = dict(zip(ids, texts))
+    sample = con.execute("""SELECT w.text, t.chunk_id, t.score FROM rewrite_text_runs t
+                            JOIN rewrites w USING (corpus, embedder, query_id, strategy, seed, variant_idx)
+                            WHERE t.stage = 'rerank' AND t.strategy = 'S3' AND t.seed = 123 ORDER BY ALL LIMIT 25""").fetchall()
+    scores = models[3].predict([(q, text_of[c]) for q, c, _ in sample], show_progress_bar=False)
+    assert np.allclose(scores, [s for _, _, s in sample], atol=1e-6)
+    assert all(0.0 <= s <= 1.0 for *_, s in sample)  # sigmoid of a one-logit cross-encoder
+
+
+def test_merged_runs_are_the_max_over_texts(ran):
+    con, _, _, _ = ran
+    assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, max(rank) AS m, count(*) AS n
+                          FROM rewrite_runs GROUP BY ALL) WHERE m <> n OR n > 20""").fetchone()[0] == 0
+    # score = max over the strategy's texts' mmr scores; variant_idx is a kept text attaining it
+    assert con.execute("""
+        WITH texts AS (SELECT strategy, seed, query_id, doc_id, max(score) AS score
+                       FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL)
+        SELECT count(*) FROM rewrite_runs r FULL JOIN texts t USING (strategy, seed, query_id, doc_id)
+        WHERE r.score IS DISTINCT FROM t.score""").fetchone()[0] == 0  # <= 20 docs per query here: all kept
+    assert con.execute("""
+        SELECT count(*) FROM rewrite_runs r
+        LEFT JOIN rewrite_text_runs t ON t.stage = 'mmr' AND t.strategy = r.strategy AND t.seed = r.seed
+             AND t.query_id = r.query_id AND t.variant_idx = r.variant_idx AND t.doc_id = r.doc_id AND t.score = r.score
+        LEFT JOIN rewrites w ON w.strategy = r.strategy AND w.seed = r.seed AND w.query_id = r.query_id
+             AND w.variant_idx = r.variant_idx AND w.kept
+        WHERE t.doc_id IS NULL OR w.query_id IS NULL""").fetchone()[0] == 0
+    ranked = con.execute("SELECT strategy, seed, query_id, list(score ORDER BY rank) FROM rewrite_runs GROUP BY ALL").fetchall()
+    assert all(s == sorted(s, reverse=True) for *_, s in ranked)
+    # S1 rows are identical under the three seeds
+    s1 = {seed: con.execute("SELECT query_id, rank, doc_id, score FROM rewrite_runs WHERE strategy = 'S1' AND seed = ? "
+                            "ORDER BY ALL", [seed]).fetchall() for seed in (42, 123, 2024)}
+    assert s1[42] == s1[123] == s1[2024] and len(s1[42]) == 4 * 10
+
+
+def test_rerun_makes_no_call_and_embeds_nothing(ran, models):
+    con, backend, first, _ = ran
+    before = _snapshot(con)
+    n_embeddings = con.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    calls = len(backend.requests)
+    report, llm = _run(con, models, backend)
+    assert len(backend.requests) == calls and llm.calls == 0 and llm.hits == first["llm_calls"]
+    assert report["texts_embedded"] == 0 and con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == n_embeddings
+    assert _snapshot(con) == before  # identical tables
+
+
+def test_without_reranker_scores_are_cosines(con, models):
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S1", "S1-pool100"), chunk_tokens=64, chunk_overlap=16)
+    report, _ = _run(con, models, ScriptedBackend(respond), reranker=False, settings=settings)
+    assert report["reranker"] == "none" and report["llm_calls"] == 0
+    same = con.execute("""SELECT count(*) FROM rewrite_text_runs d JOIN rewrite_text_runs r
+                          USING (strategy, seed, query_id, variant_idx, rank)
+                          WHERE d.stage = 'dense' AND r.stage = 'rerank' AND (d.chunk_id <> r.chunk_id OR d.score <> r.score)
+                       """).fetchone()[0]
+    assert same == 0  # no reranker: the rerank stage is the dense order with the cosines
+    top = con.execute("SELECT query_id, score FROM rewrite_runs WHERE strategy = 'S1' AND seed = 42 AND rank = 1").fetchall()
+    assert len(top) == 4 and all(-1.0 <= s <= 1.0 for _, s in top)
+
+
+def test_depth_k_is_read_from_the_seed(con, models, tmp_path, monkeypatch):
+    from ingest.rewriting import strategies
+
+    seed = tmp_path / "rewrite_strategies.csv"
+    text = strategies.SEED_FILE.read_text().replace("S1,solo,false,10,", "S1,solo,false,3,")
+    seed.write_text(text)
+    monkeypatch.setattr(strategies, "SEED_FILE", seed)
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    _run(con, models, ScriptedBackend(respond), settings=RewriteSettings(strategies=("S1",), chunk_tokens=64,
+                                                                         chunk_overlap=16))
+    assert con.execute("SELECT DISTINCT rank FROM rewrite_text_runs WHERE stage = 'mmr' ORDER BY 1").fetchall() == [
+        (1,), (2,), (3,)]
+    assert con.execute("SELECT max(rank) FROM rewrite_runs").fetchone()[0] == 3
+
+
+def test_hyde_average_searches_the_normalized_mean(con, models):
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("HyDE",), seeds=(42,), hyde_passages=2, hyde_combine="average",
+                               chunk_tokens=64, chunk_overlap=16)
+    backend = ScriptedBackend(respond)
+    _run(con, models, backend, settings=settings)
+    assert sorted(r.sampling.seed for r in backend.requests)[:2] == [42, 42] and {r.sampling.seed for r in backend.requests} == {42, 42001}
+    texts = con.execute("SELECT variant_idx, text, kept, reason FROM rewrites WHERE query_id = 'towns/q1' ORDER BY 1").fetchall()
+    assert [(v, k, r) for v, _, k, r in texts] == [(0, True, "original"), (1, True, "kept"), (2, True, "kept")]
+    spec = models[0]
+    keys = [text_key(texts[0][1], True), text_key(texts[1][1], False), text_key(texts[2][1], False)]  # passages as passages
+    mean = fetch_vectors(con, spec.name, keys).astype(np.float64).mean(axis=0)
+    mean /= np.linalg.norm(mean)
+    _, _, chunk_text = chunk_texts(con, "towns", "sentence:64/16")
+    chunk_vectors = fetch_vectors(con, spec.name, [text_key(t, False) for t in chunk_text])
+    expected = np.sort(chunk_vectors @ mean)[::-1][:20]
+    dense = con.execute("SELECT variant_idx, score FROM rewrite_text_runs WHERE query_id = 'towns/q1' AND stage = 'dense' "
+                        "ORDER BY rank").fetchall()
+    assert {v for v, _ in dense} == {0}  # one search, recorded under the original
+    assert np.allclose([s for _, s in dense], expected, atol=1e-5)
+
+
+def test_mmr_over_chunks(con, models):
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.mmr import mmr_order
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S1",), seeds=(42,), mmr_unit="chunks", chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=settings)
+    ids, docs, texts = chunk_texts(con, "towns", "sentence:64/16")
+    vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])))
+    doc_of = dict(zip(ids, docs))
+    for query_id in ("towns/q1", "towns/q3"):
+        pool = con.execute("SELECT chunk_id, score FROM rewrite_text_runs WHERE query_id = ? AND stage = 'rerank' "
+                           "ORDER BY rank", [query_id]).fetchall()
+        order = mmr_order(np.array([s for _, s in pool]), np.stack([vec[c] for c, _ in pool]), len(pool), 0.85)
+        expected, best = [], {}
+        for c, s in pool:
+            best.setdefault(doc_of[c], (c, s))
+        for i in order.tolist():
+            d = doc_of[pool[i][0]]
+            if d not in expected:
+                expected.append(d)
+        got = con.execute("SELECT doc_id, chunk_id, score FROM rewrite_text_runs WHERE query_id = ? AND stage = 'mmr' "
+                          "ORDER BY rank", [query_id]).fetchall()
+        assert [d for d, _, _ in got] == expected[:10]
+        assert all((c, s) == best[d] for d, c, s in got)  # a document carries its best chunk and its score
+
+
+def test_rerank_with_the_original_query(con, models):
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S3",), seeds=(42,), rerank_with="original", cosine_band=(-1.0, 1.0),
+                               chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), settings=settings)
+    searched = con.execute("SELECT count(DISTINCT variant_idx) FROM rewrite_text_runs WHERE query_id = 'towns/q1'").fetchone()[0]
+    assert searched == 4  # the original and its three restatements (the band admits every cosine)
+    # every text's pool is scored against the same (original) query: one score per (query, chunk)
+    assert con.execute("""SELECT count(*) FROM (SELECT query_id, chunk_id, count(DISTINCT score) AS n
+                          FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0

@@ -1,0 +1,68 @@
+"""The variant filter and answer parsing on hand-made answers: every text gets a reason, nothing is silent."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from ingest.rewriting.answers import normalize, passage_text, question_lines
+from ingest.rewriting.variants import decide, screen
+
+
+@pytest.mark.parametrize("answer, n, lines, counts", [
+    ("", 3, [], {"empty_answer": 1}),
+    ("   \n\n ", 3, [], {"empty_answer": 1}),
+    ("Sure! Here are some:\n:\n??", 3, [], {"unusable_line": 3, "no_usable_line": 1}),
+    ("1. Who wrote Dune?\n2) 'When was Dune published?'\n- * Where was Herbert born?\nQ4: Is it a film?", 3,
+     ["Who wrote Dune?", "When was Dune published?", "Where was Herbert born?"], {"beyond_n": 1}),
+    ("Question 1: What is X?", 1, ["What is X?"], {}),
+    ("Paris", 1, [], {"unusable_line": 1, "no_usable_line": 1}),  # one word is not a question
+])
+def test_question_lines(answer, n, lines, counts):
+    got, c = question_lines(answer, n)
+    assert got == lines and c == Counter(counts)
+
+
+def test_passage_text():
+    assert passage_text("Passage: The tower opened in 1889.") == ("The tower opened in 1889.", Counter())
+    assert passage_text("  \n") == ("", Counter({"empty_answer": 1}))
+
+
+def test_normalize():
+    assert normalize('  "Who wrote  Dune?" ') == normalize("who wrote dune") == "who wrote dune"
+    assert normalize("Who wrote Dune?") != normalize("Who wrote Dune 2?")
+
+
+def _cands(texts, cosines, **kw):
+    cands = screen("Who wrote Dune?", texts, "query", ["key"] * len(texts))
+    cands[0].cosine = 1.0
+    for c, cos in zip(cands[1:], cosines):
+        if c.reason is None:
+            c.cosine = cos
+    decide(cands, **({"filtered": True, "band": (0.4, 0.9), "include_original": True,
+                      "original_searched_alongside": True} | kw))
+    return [(c.variant_idx, c.reason, c.kept) for c in cands]
+
+
+def test_band_is_inclusive_and_identical_duplicate_are_screened():
+    texts = ["who wrote dune", "Who is Frank Herbert?", "who is frank herbert", "Dune author?", "Best sci-fi books?",
+             "Who wrote the novel Dune?", "Dune's writer?"]
+    cos = [None, 0.9, None, 0.4, 0.1, 0.95, 0.39999]
+    assert _cands(texts, cos) == [
+        (0, "original", True), (1, "identical", False), (2, "kept", True), (3, "duplicate", False),
+        (4, "kept", True), (5, "cosine_low", False), (6, "cosine_high", False), (7, "cosine_low", False)]
+
+
+def test_fallback_when_nothing_survives_and_include_original():
+    assert _cands(["Totally unrelated question?"], [0.1]) == [(0, "fallback", True), (1, "cosine_low", False)]
+    assert _cands([], []) == [(0, "fallback", True)]  # an answer without usable lines
+    assert _cands(["Who is Frank Herbert?"], [0.6], include_original=False) == [(0, "original", False), (1, "kept", True)]
+    # unfiltered forms (HyDE passage, Query2Doc) keep any new text; the original is only the fallback
+    assert _cands(["A passage far from the query."], [0.05], filtered=False, original_searched_alongside=False) == [
+        (0, "original", False), (1, "kept", True)]
+
+
+def test_screened_candidates_keep_their_call_key_and_have_no_cosine():
+    cands = screen("Who wrote Dune?", ["Who wrote Dune?"], "query", ["abc"])
+    assert (cands[1].reason, cands[1].cosine, cands[1].llm_call_key) == ("identical", None, "abc")
+    assert cands[0].llm_call_key is None

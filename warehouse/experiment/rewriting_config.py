@@ -1,0 +1,241 @@
+"""Rewriting-study experiment configs (``study: rewriting``): one YAML fixes corpora, stack, LLM and pipeline.
+
+``ragwh run --config experiments/rewriting-*.yml`` reads the file with :func:`load_experiment`, which
+dispatches on the top-level ``study`` key (absent: the chunking study's :func:`warehouse.experiment.config.
+load_config`). Validation is as strict as the chunking study's: an unknown key or a wrong type raises
+:class:`~warehouse.experiment.config.ConfigError` naming the file and the dotted key. Example
+(``experiments/rewriting-hotpotqa.yml``, the offline default)::
+
+    name: rewriting-hotpotqa
+    study: rewriting
+    corpora:
+      - {name: hotpotqa, loader: hotpotqa, sources: [hotpotqa/hotpot_dev_distractor_v1_shared.json]}
+    embedder: all-MiniLM-L6-v2
+    reranker: none
+    llm: {backend: transformers, model: smollm2-135m-instruct}
+    rewriting:                       # every key optional; defaults: ingest/rewriting/settings.py
+      strategies: [S1, S2, S3, S4, HyDE, Q2D, S1-pool100]
+      seeds: [42, 123, 2024]
+      pool: 20
+      mmr: {lambda: 0.85, unit: documents}
+      include_original: true
+      cosine_band: [0.4, 0.9]
+      cosine_filter: [S2, S3, S4]
+      n_variants: {S2: 3, S3: 3, S4: 1}
+      hyde: {passages: 1, combine: none, encoding: passage}
+      q2d_encoding: query
+      rerank_with: text
+      max_merged: 20
+      sampling: {temperature: 0.7, max_tokens: 256}
+      chunk: {tokens: 512, overlap: 50}
+
+Loaders: ``hotpotqa`` (options ``split`` and ``limit``: the first N questions in file order; the
+top-level ``limit`` / ``--limit`` overrides it for every hotpotqa corpus), ``beir`` (``split``; the source is the directory's
+``corpus.jsonl``), ``enterprise_rag`` (source: ``questions.jsonl``; option ``documents``: the export,
+relative to the data directory) and ``ambignq`` (source: the questions JSON; option ``passages``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ingest.rewriting.settings import RewriteSettings
+from ingest.rewriting.strategies import load_strategies
+from warehouse.experiment.config import (
+    LLM_BACKENDS,
+    ConfigError,
+    CorpusSpec,
+    LLMSpec,
+    _Reader,
+    load_config,
+)
+
+LOADERS = ("hotpotqa", "beir", "enterprise_rag", "ambignq")
+#: corpus option naming a second input path (relative to the data directory) per loader
+PATH_OPTIONS = {"enterprise_rag": "documents", "ambignq": "passages"}
+LOADER_OPTIONS = {"hotpotqa": {"split", "limit"}, "beir": {"split"}, "enterprise_rag": {"documents"},
+                  "ambignq": {"passages"}}
+#: LLMs whose output only exercises the pipeline: everything they produce is labelled, never a result
+TINY_MODELS = ("smollm2-135m-instruct",)
+TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from {model} (a 135M-parameter model that "
+              "runs anywhere); they exercise the pipeline and do not reproduce the study. Serve a real model "
+              "(llm.backend openai / vllm) for results.")
+
+_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "llm", "limit", "rewriting"}
+_REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
+              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk"}
+
+
+@dataclasses.dataclass(frozen=True)
+class RewritingConfig:
+    name: str
+    description: str
+    corpora: tuple[CorpusSpec, ...]
+    embedder: str
+    reranker: str | None  # None: no cross-encoder (stage score = cosine)
+    llm: LLMSpec
+    limit: int | None
+    settings: RewriteSettings
+    source_file: Path
+    demo: bool = False
+
+    @property
+    def tiny_model_label(self) -> str | None:
+        """The banner for tiny-model output, None for any other model."""
+        model = self.llm.model or ""
+        return TINY_LABEL.format(model=model) if model.lower() in TINY_MODELS else None
+
+    def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
+        """The corpus's source files under ``data`` (the loader's path option is checked by the loader)."""
+        if data is None:
+            raise ConfigError(f"{self.source_file}: corpus {corpus.name!r} reads files relative to a data directory; "
+                              "pass --data DIR or set RAGWH_DATA (e.g. RAGWH_DATA=../shared/data)")
+        paths = [data / s for s in corpus.sources]
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            hint = " (`ragwh fetch hotpotqa --data DIR` downloads the train file)" if corpus.loader == "hotpotqa" else ""
+            raise ConfigError(f"{self.source_file}: corpora[{corpus.name}].sources: not found: {', '.join(missing)}{hint}")
+        return paths
+
+    def option_path(self, corpus: CorpusSpec, data: Path | None) -> Path | None:
+        """The loader's second input (documents / passages) under ``data``, or None when not configured."""
+        key = PATH_OPTIONS.get(corpus.loader)
+        value = corpus.options.get(key) if key else None
+        return None if value is None or data is None else data / value
+
+
+def load_experiment(path: str | os.PathLike | None = None):
+    """A chunking-study :class:`~warehouse.experiment.config.ExperimentConfig` or a :class:`RewritingConfig`,
+    by the file's ``study`` key."""
+    file = Path(path).expanduser().resolve() if path else None
+    if file is not None and file.is_file():
+        try:
+            raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+        if isinstance(raw, dict) and raw.get("study") == "rewriting":
+            return parse_rewriting_config(raw, file)
+    return load_config(path)
+
+
+def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
+    r = _Reader(file)
+    raw = r.mapping(raw, "", _TOP)
+    for key in ("name", "corpora", "embedder"):
+        if key not in raw:
+            raise r.fail(key, "required key missing")
+    if not isinstance(raw["corpora"], list) or not raw["corpora"]:
+        raise r.fail("corpora", "expected a non-empty list of corpora")
+    corpora = []
+    for i, c in enumerate(raw["corpora"]):
+        key = f"corpora[{i}]"
+        c = r.mapping(c, key, {"name", "loader", "sources", "options"})
+        for req in ("name", "loader", "sources"):
+            if req not in c:
+                raise r.fail(f"{key}.{req}", "required key missing")
+        loader = r.choice(c["loader"], f"{key}.loader", LOADERS)
+        sources = r.strings(c["sources"], f"{key}.sources")
+        if len(sources) != 1:
+            raise r.fail(f"{key}.sources", "expected exactly one source file")
+        options = r.mapping(c.get("options") or {}, f"{key}.options", LOADER_OPTIONS[loader])
+        corpora.append(CorpusSpec(r.string(c["name"], f"{key}.name"), loader, tuple(sources), dict(options)))
+    names = [c.name for c in corpora]
+    if len(set(names)) != len(names):
+        raise r.fail("corpora", f"corpus names must be unique, got {names}")
+    embedder = r.string(raw["embedder"], "embedder")
+    reranker = raw.get("reranker", "none")
+    reranker = None if reranker in (None, "none") else r.string(reranker, "reranker")
+    llm_raw = raw.get("llm") or {"backend": "none"}
+    if not isinstance(llm_raw, dict):
+        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
+    if "api_key" in llm_raw:
+        raise r.fail("llm.api_key", "never put an API key in a config: set RAGWH_LLM_API_KEY in the environment")
+    backend = os.environ.get("RAGWH_LLM_BACKEND") or llm_raw.get("backend", "none")
+    llm = LLMSpec(r.choice(backend, "llm.backend", LLM_BACKENDS), {k: v for k, v in llm_raw.items() if k != "backend"})
+    limit = raw.get("limit")
+    if limit is not None:
+        limit = r.integer(limit, "limit", 1)
+    for i, c in enumerate(corpora):
+        if "limit" in c.options:
+            r.integer(c.options["limit"], f"corpora[{i}].options.limit", 1)
+    settings = _settings(r, r.mapping(raw.get("rewriting") or {}, "rewriting", _REWRITING))
+    if llm.backend == "none" and any(load_strategies()[s].uses_llm for s in settings.strategies):
+        raise r.fail("llm.backend", "'none' but strategies "
+                     f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
+                     "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
+    return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
+                           reranker, llm, limit, settings, file)
+
+
+def _settings(r: _Reader, raw: dict) -> RewriteSettings:
+    """:class:`RewriteSettings` from the ``rewriting:`` mapping (missing keys keep their defaults)."""
+    values: dict[str, Any] = {}
+    known = load_strategies()
+    if "strategies" in raw:
+        values["strategies"] = tuple(r.choice(s, f"rewriting.strategies[{i}]", list(known))
+                                     for i, s in enumerate(r.strings(raw["strategies"], "rewriting.strategies")))
+        elsewhere = [s for s in values["strategies"] if not known[s].runnable_here]
+        if elsewhere:
+            raise r.fail("rewriting.strategies", f"{elsewhere} are built by the analysis stage, not by this one")
+    if "seeds" in raw:
+        if not isinstance(raw["seeds"], list):
+            raise r.fail("rewriting.seeds", "expected a list of integers")
+        values["seeds"] = tuple(r.integer(s, f"rewriting.seeds[{i}]", 0) for i, s in enumerate(raw["seeds"]))
+    for key in ("pool", "max_merged"):
+        if key in raw:
+            values[key] = r.integer(raw[key], f"rewriting.{key}", 1)
+    if "include_original" in raw:
+        if not isinstance(raw["include_original"], bool):
+            raise r.fail("rewriting.include_original", "expected true/false")
+        values["include_original"] = raw["include_original"]
+    if "cosine_band" in raw:
+        band = raw["cosine_band"]
+        if not (isinstance(band, list) and len(band) == 2 and all(isinstance(x, (int, float)) for x in band)):
+            raise r.fail("rewriting.cosine_band", "expected [lo, hi]")
+        values["cosine_band"] = (float(band[0]), float(band[1]))
+    if "cosine_filter" in raw:
+        values["cosine_filter"] = tuple(r.choice(s, f"rewriting.cosine_filter[{i}]", list(known))
+                                        for i, s in enumerate(r.strings(raw["cosine_filter"], "rewriting.cosine_filter")))
+    if "n_variants" in raw:
+        nv = r.mapping(raw["n_variants"], "rewriting.n_variants", {"S2", "S3", "S4"})
+        values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),
+                                             **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()}}.items()))
+    for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original"))):
+        if key in raw:
+            values[key] = r.choice(raw[key], f"rewriting.{key}", choices)
+    mmr = r.mapping(raw.get("mmr") or {}, "rewriting.mmr", {"lambda", "unit"})
+    if "lambda" in mmr:
+        values["mmr_lambda"] = _fraction(r, mmr["lambda"], "rewriting.mmr.lambda")
+    if "unit" in mmr:
+        values["mmr_unit"] = r.choice(mmr["unit"], "rewriting.mmr.unit", ("documents", "chunks"))
+    hyde = r.mapping(raw.get("hyde") or {}, "rewriting.hyde", {"passages", "combine", "encoding"})
+    if "passages" in hyde:
+        values["hyde_passages"] = r.integer(hyde["passages"], "rewriting.hyde.passages", 1)
+    if "combine" in hyde:
+        values["hyde_combine"] = r.choice(hyde["combine"], "rewriting.hyde.combine", ("none", "average"))
+    if "encoding" in hyde:
+        values["hyde_encoding"] = r.choice(hyde["encoding"], "rewriting.hyde.encoding", ("query", "passage"))
+    sampling = r.mapping(raw.get("sampling") or {}, "rewriting.sampling", {"temperature", "max_tokens"})
+    if "temperature" in sampling:
+        values["temperature"] = _fraction(r, sampling["temperature"], "rewriting.sampling.temperature", 2.0)
+    if "max_tokens" in sampling:
+        values["max_tokens"] = r.integer(sampling["max_tokens"], "rewriting.sampling.max_tokens", 1)
+    chunk = r.mapping(raw.get("chunk") or {}, "rewriting.chunk", {"tokens", "overlap"})
+    if "tokens" in chunk:
+        values["chunk_tokens"] = r.integer(chunk["tokens"], "rewriting.chunk.tokens", 1)
+    if "overlap" in chunk:
+        values["chunk_overlap"] = r.integer(chunk["overlap"], "rewriting.chunk.overlap", 0)
+    try:
+        return RewriteSettings(**values)
+    except ValueError as exc:
+        raise r.fail("rewriting", str(exc)) from None
+
+
+def _fraction(r: _Reader, value: Any, key: str, top: float = 1.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= top:
+        raise r.fail(key, f"expected a number in [0, {top}], got {value!r}")
+    return float(value)

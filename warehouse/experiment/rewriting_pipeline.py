@@ -1,0 +1,154 @@
+"""``ragwh run`` for a rewriting experiment: the same resumable stage/manifest mechanism, the study's stages.
+
+Stages, each fingerprinted in ``stage_manifest`` by :meth:`Pipeline.stage` (an unchanged fingerprint
+skips the stage, so a rerun does no ingest, LLM call, embedding or dbt build)::
+
+    ingest [corpus] -> chunk:sentence [corpus] -> rewrite [corpus|embedder|reranker] -> dbt:rewriting
+
+``rewrite`` runs :func:`ingest.rewriting.stage.rewrite_stage` (every strategy x seed, all lineage tables
+in one write); its fingerprint covers the chunks, the settings, the stack, the LLM (backend, settings),
+the strategies seed, the prompts and the stage's code. Each rewrite stage records in ``corpus_meta``
+which LLM wrote the corpus's rewrites (``rewriting_llm``) and whether it is the tiny packaged model
+(``rewriting_tiny_model``), so every later view can label tiny-model output. The HTML report's
+rewriting section is issue 12's; this pipeline prints its stage table, funnel and row counts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from warehouse import manifest
+from warehouse.db import replace_where, transaction
+from warehouse.dbt import run_dbt
+from warehouse.experiment.pipeline import Pipeline, RunOutcome
+from warehouse.experiment.rewriting_config import RewritingConfig
+from warehouse.paths import PROJECT_ROOT
+
+REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", "chunk_prefixes", "rewrites",
+                    "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
+CODE_GLOBS = ("ingest/rewriting/*.py", "ingest/llm/prompts/rewrite_*.txt", "ingest/chunking/sentence_windows.py",
+              "seeds/rewrite_strategies.csv")
+
+
+class RewritingPipeline(Pipeline):
+    """Runs one rewriting experiment against one warehouse file (see module docstring)."""
+
+    def __init__(self, config: RewritingConfig, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)  # type: ignore[arg-type]
+        self.outcome = RunOutcome(config, self.warehouse, None)  # type: ignore[arg-type]
+        self.reports: dict[str, dict] = {}
+
+    def corpus_limit(self, corpus) -> int | None:
+        """Questions kept of a hotpotqa corpus: the run's limit, else the corpus's ``limit`` option."""
+        return self.config.limit if self.config.limit is not None else corpus.options.get("limit")
+
+    def _ingest_one(self, corpus, files: list[Path]) -> str:
+        extra = self.config.option_path(corpus, self.data)
+        if corpus.loader == "hotpotqa":
+            from ingest.corpora.hotpotqa import load_hotpotqa
+
+            load_hotpotqa(self.con, files[0], corpus=corpus.name, limit=self.corpus_limit(corpus),
+                          split=corpus.options.get("split", "dev"))
+        elif corpus.loader == "beir":
+            from ingest.corpora.beir import load_beir
+
+            load_beir(self.con, files[0].parent, corpus=corpus.name, split=corpus.options.get("split", "test"))
+        elif corpus.loader == "enterprise_rag":
+            from ingest.corpora.enterprise_rag import load_enterprise_rag
+
+            load_enterprise_rag(self.con, files[0], extra, corpus=corpus.name)
+        else:
+            from ingest.corpora.ambignq import load_ambignq
+
+            load_ambignq(self.con, files[0], extra, corpus=corpus.name)
+        n_docs, n_queries = self.con.execute(
+            "SELECT (SELECT count(*) FROM documents WHERE corpus = $c), (SELECT count(*) FROM queries WHERE corpus = $c)",
+            {"c": corpus.name}).fetchone()
+        return f"{n_docs} documents, {n_queries} queries"
+
+    def ingest(self) -> None:
+        for corpus in self.config.corpora:
+            files = self.config.resolve_sources(corpus, self.data)
+            extra = self.config.option_path(corpus, self.data)
+            parts = [corpus.loader, repr(sorted(corpus.options.items())), f"limit={self.corpus_limit(corpus)}"]
+            parts += [f"{f.name}={manifest.file_digest(f)}" for f in files if f.is_file()]
+            if extra is not None and extra.exists():
+                parts += [f"{p.relative_to(extra)}={manifest.file_digest(p)}"
+                          for p in sorted([extra] if extra.is_file() else extra.rglob("*")) if p.is_file()]
+            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f))
+
+    def chunk(self) -> None:
+        from ingest.chunking.sentence_windows import sentence_chunk_stage
+
+        s = self.config.settings
+        for corpus in self.config.corpora:
+            parts = [self.fingerprints[("ingest", corpus.name)], str(s.chunk_tokens), str(s.chunk_overlap),
+                     self.embedder_name(self.config.embedder), manifest.file_digest(
+                         PROJECT_ROOT / "ingest" / "chunking" / "sentence_windows.py")]
+
+            def work(c=corpus.name) -> str:
+                r = sentence_chunk_stage(self.con, c, self.config.embedder, chunk_tokens=s.chunk_tokens,
+                                         overlap=s.chunk_overlap)
+                return (f"{r['chunkset']}: {r['chunks']} chunks of {r['documents']} documents "
+                        f"({r['multi_chunk']} multi-chunk, mean {r['mean_content_tokens']:.0f} tokens)")
+
+            self.stage("chunk:sentence", corpus.name, parts, work)
+
+    def rewrite(self) -> None:
+        cfg = self.config
+        reranker = cfg.reranker or "none"
+        for corpus in cfg.corpora:
+            scope = f"{corpus.name}|{self.embedder_name(cfg.embedder)}|{reranker}"
+            parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(), cfg.embedder,
+                     reranker, *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS)]
+            self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c))
+
+    def _rewrite_one(self, corpus: str) -> str:
+        from ingest.rewriting.stage import rewrite_stage
+
+        llm = self._llm_backend()
+        report = rewrite_stage(self.con, corpus, self.config.settings, embedder=self.config.embedder,
+                               reranker=self.config.reranker, llm=llm)
+        self.reports[corpus] = report
+        self._label(corpus)
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items())
+        return (f"{len(report['strategies'])} strategies x {len(report['seeds'])} seeds over {report['queries']} queries: "
+                f"{report['llm_calls']} LLM calls ({report['llm_cached']} cached), {report['texts_embedded']} texts "
+                f"embedded, {report['pairs_scored']} pairs reranked, {report['rewrite_runs']} merged rows; {steps}")
+
+    def _label(self, corpus: str) -> None:
+        cfg = self.config
+        meta = {"rewriting_llm": f"{cfg.llm.backend}:{cfg.llm.model or '-'}",
+                "rewriting_tiny_model": "true" if cfg.tiny_model_label else "false"}
+        table = pa.table({"corpus": [corpus] * len(meta), "key": list(meta), "value": list(meta.values())})
+        with transaction(self.con):
+            replace_where(self.con, "corpus_meta", "corpus = ? AND key IN ('rewriting_llm', 'rewriting_tiny_model')",
+                          [corpus], table)
+
+    def dbt_vars(self) -> dict[str, Any]:
+        return {}
+
+    def run(self) -> RunOutcome:
+        try:
+            self.ingest()
+            self.chunk()
+            self.rewrite()
+            upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
+            parts = [*upstream, manifest.project_digest()]
+            parts += [f"{t}={manifest.table_digest(self.con, t)}" for t in REWRITING_INPUTS]
+
+            def work() -> str:
+                self.close()
+                try:
+                    result = run_dbt("build", self.warehouse, select="path:models/staging rewrite_strategies tag:rewriting",
+                                     extra=["--indirect-selection", "cautious"])
+                finally:
+                    _ = self.con
+                return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
+
+            self.stage("dbt:rewriting", "", parts, work)
+        finally:
+            self.close()
+        return self.outcome
