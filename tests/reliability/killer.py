@@ -1,8 +1,9 @@
 """``python -m tests.reliability.killer SPEC [COMMIT_TEXTS] -- RAGWH ARGS...``: run ``ragwh`` and
 kill the process with SIGKILL (kill -9: no cleanup, no rollback) at a chosen point.
 
-``SPEC`` is ``FUNCTION:N``: the process kills itself inside the N-th warehouse transaction opened
-while ``FUNCTION`` is on the call stack, after the transaction's writes and just before its COMMIT
+``SPEC`` is ``FUNCTION[>FUNCTION...]:N``: the process kills itself inside the N-th warehouse
+transaction opened while every ``FUNCTION`` is on the call stack (``embed_texts>store_embeddings``:
+the embedding job's own vector commits), after the transaction's writes and just before its COMMIT
 (the worst moment: everything written, nothing committed). ``COMMIT_TEXTS`` overrides
 ``ingest.retrieval.embed.COMMIT_TEXTS`` so that a tiny corpus commits more than once. The patch is
 installed before any module that opens transactions is imported, so every caller gets it.
@@ -17,15 +18,17 @@ import sys
 import warehouse.db as db
 
 
-def install(function: str, nth: int) -> None:
+def install(functions: set[str], nth: int) -> None:
     original = db.transaction
     seen = [0]
 
     @contextlib.contextmanager
     def transaction(con):
-        frame, inside = sys._getframe(1), False
-        while frame is not None and not inside:
-            inside, frame = frame.f_code.co_name == function, frame.f_back
+        frame, on_stack = sys._getframe(1), set()
+        while frame is not None:
+            on_stack.add(frame.f_code.co_name)
+            frame = frame.f_back
+        inside = functions <= on_stack
         with original(con):
             yield con
             if inside:
@@ -40,8 +43,8 @@ def install(function: str, nth: int) -> None:
 def main(argv: list[str]) -> None:
     split = argv.index("--")
     spec, options, args = argv[0], argv[1:split], argv[split + 1:]
-    function, nth = spec.rsplit(":", 1)
-    install(function, int(nth))
+    functions, nth = spec.rsplit(":", 1)
+    install(set(functions.split(">")), int(nth))
     if options:
         import ingest.retrieval.embed as embed
 

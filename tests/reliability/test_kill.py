@@ -54,7 +54,7 @@ def test_kill_during_ingest_then_rerun_equals_a_clean_run(clean_demo, tmp_path):
 
 def test_kill_during_embedding_keeps_committed_batches_and_rerun_equals_a_clean_run(clean_demo, tmp_path):
     warehouse = tmp_path / "killed.duckdb"
-    done = _killed("embed_texts:2", "run", "--warehouse", warehouse, "--report", clean_report(clean_demo),
+    done = _killed("embed_texts>store_embeddings:2", "run", "--warehouse", warehouse, "--report", clean_report(clean_demo),
                    commit_texts=64)
     assert "> embed [demo|all-MiniLM-L6-v2" in done.stdout  # (the stored name may carry a precision suffix)
     con = duckdb.connect(str(warehouse), read_only=True)

@@ -283,12 +283,13 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
     try:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML{_yaml_where(exc)}") from exc
+        raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
     return parse_config(raw, file)
 
 
-def _yaml_where(exc: yaml.YAMLError) -> str:
-    """' at line L, column C: problem (context started at ...)' of a YAML error, on one line."""
+def yaml_where(exc: yaml.YAMLError) -> str:
+    """' at line L, column C: problem (context started at ...)' of a YAML error, on one line (every
+    reader of an experiment YAML reports ``f"{file}: not valid YAML{yaml_where(exc)}"``)."""
     mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
     if mark is None or problem is None:
         return ": " + " ".join(str(exc).split())

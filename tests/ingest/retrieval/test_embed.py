@@ -213,7 +213,7 @@ class _ClockedModel:
     (0.01, [256, 256, 88]),        # fast model: every 256 texts
     (11.0, [192, 192, 192, 24]),   # slow model: 3 batches of 64 take 33 s >= 30 s
 ])
-def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, seconds_per_call, commits):
+def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seconds_per_call, commits):
     """Issue 14, defect 9: commits used to come every 1,024 texts only, so a small corpus killed
     mid-embed kept nothing. Each commit ends on a model-batch boundary of the sorted work list."""
     import ingest.retrieval.embed as embed
@@ -227,7 +227,7 @@ def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, seconds_per_cal
     original = embed.store_embeddings
     monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
     model = _ClockedModel(clock, seconds_per_call)
-    report = embed_texts(con, EmbedderSpec(name="fake", source="unused"), corpus="demo", model=model,
+    report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
                          show_progress=False)
     assert report["embedded"] == 600 and stored == commits
     assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64
