@@ -44,7 +44,6 @@ from ingest.chunking.chunkers import (
     structural_chunks,
 )
 from ingest.chunking.documents import Chunk, Doc, read_documents
-from ingest.chunking.sentence_windows import SENTENCE_CHUNKSET_PREFIX
 from ingest.chunking.prefixes import (
     DEPTHS,
     DERIVED_KINDS,
@@ -56,6 +55,7 @@ from ingest.chunking.prefixes import (
     section_paths,
     title_prefix,
 )
+from ingest.chunking.sentence_windows import SENTENCE_CHUNKSET_PREFIX
 from ingest.chunking.summary import FUNNEL_STAGE, funnel_rows, summarize
 from ingest.chunking.tokens import count_tokens, tokenizer_name
 from ingest.errors import IngestError

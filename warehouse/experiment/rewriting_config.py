@@ -47,6 +47,7 @@ from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from warehouse.experiment.config import (
     LLM_BACKENDS,
+    PRECISIONS,
     ConfigError,
     CorpusSpec,
     LLMSpec,
@@ -65,7 +66,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from {model} (a
               "runs anywhere); they exercise the pipeline and do not reproduce the study. Serve a real model "
               "(llm.backend openai / vllm) for results.")
 
-_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "llm", "limit", "rewriting"}
+_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting"}
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk"}
 
@@ -82,6 +83,11 @@ class RewritingConfig:
     settings: RewriteSettings
     source_file: Path
     demo: bool = False
+    precision: str = "auto"  # of the embedder and the cross-encoder (ingest.retrieval.precision)
+
+    def precision_of(self, model: str) -> str:
+        """The precision both models compute in (one per stack: ``precision``, default auto)."""
+        return self.precision
 
     @property
     def tiny_model_label(self) -> str | None:
@@ -167,8 +173,9 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
         raise r.fail("llm.backend", "'none' but strategies "
                      f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
                      "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
+    precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
-                           reranker, llm, limit, settings, file)
+                           reranker, llm, limit, settings, file, precision=precision)
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:

@@ -98,19 +98,25 @@ class RewritingPipeline(Pipeline):
 
     def rewrite(self) -> None:
         cfg = self.config
-        reranker = cfg.reranker or "none"
+        reranker = self.reranker_name(cfg.reranker) if cfg.reranker else "none"
         for corpus in cfg.corpora:
             scope = f"{corpus.name}|{self.embedder_name(cfg.embedder)}|{reranker}"
-            parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(), cfg.embedder,
-                     reranker, *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS)]
+            parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(),
+                     self.embedder_name(cfg.embedder), reranker,
+                     *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS)]
             self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c))
 
     def _rewrite_one(self, corpus: str) -> str:
         from ingest.rewriting.stage import rewrite_stage
 
         llm = self._llm_backend()
-        report = rewrite_stage(self.con, corpus, self.config.settings, embedder=self.config.embedder,
-                               reranker=self.config.reranker, llm=llm)
+        from ingest.retrieval.embedders import resolve_embedder
+        from ingest.retrieval.rerank import resolve_reranker
+
+        cfg = self.config
+        embedder = resolve_embedder(cfg.embedder, cfg.precision)
+        reranker = resolve_reranker(cfg.reranker, cfg.precision) if cfg.reranker else None
+        report = rewrite_stage(self.con, corpus, cfg.settings, embedder=embedder, reranker=reranker, llm=llm)
         self.reports[corpus] = report
         self._label(corpus)
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items())

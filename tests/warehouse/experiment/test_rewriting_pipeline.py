@@ -44,6 +44,12 @@ BASE = {"name": "t", "study": "rewriting", "corpora": [{"name": "h", "loader": "
         "embedder": "all-MiniLM-L6-v2", "llm": {"backend": "openai", "model": "m"}}
 
 
+def test_precision_is_one_per_stack(tmp_path):
+    assert parse_rewriting_config(BASE, tmp_path / "a.yml").precision_of("all-MiniLM-L6-v2") == "auto"
+    cfg = parse_rewriting_config({**BASE, "precision": "fp32", "reranker": "r"}, tmp_path / "b.yml")
+    assert (cfg.precision_of(cfg.embedder), cfg.precision_of("r")) == ("fp32", "fp32")
+
+
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
     ({"rewriting": {"strategies": ["S1-ann4"]}}, "built by the analysis stage"),
@@ -52,6 +58,7 @@ BASE = {"name": "t", "study": "rewriting", "corpora": [{"name": "h", "loader": "
     ({"rewriting": {"chunk": {"tokens": 50, "overlap": 50}}}, "chunk overlap"),
     ({"rewriting": {"hyde": {"combine": "sum"}}}, r"rewriting.hyde.combine: 'sum' is not one of"),
     ({"rewriting": {"colour": 1}}, r"rewriting.colour: unknown key"),
+    ({"precision": "fp16"}, r"precision: 'fp16' is not one of auto, fp32, bf16"),
     ({"llm": {"backend": "none"}}, r"llm.backend: 'none' but strategies \['S2', 'S3', 'S4', 'HyDE', 'Q2D'\] call an LLM"),
     ({"corpora": [{"name": "h", "loader": "qasper", "sources": ["q.json"]}]}, r"corpora\[0\].loader: 'qasper' is not one of"),
     ({"corpora": [{"name": "h", "loader": "ambignq", "sources": ["q.json"], "options": {"documents": "x"}}]},
