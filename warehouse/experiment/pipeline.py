@@ -285,7 +285,7 @@ class Pipeline:
         corpus in the warehouse (loaded by hand, or another experiment's) never makes it rerun."""
         for corpus in self.config.corpora:
             texts = [manifest.table_digest(self.con, "condition_texts", "corpus = ?", [corpus.name],
-                                           ("condition", "text_hash")),
+                                           ("condition", "chunk_id", "text_hash")),  # what retrieval reads too
                      manifest.table_digest(self.con, "queries", "corpus = ?", [corpus.name], ("query_id", "text"))]
             for emb in self.config.embedders:
                 scope = f"{corpus.name}|{self.embedder_name(emb.model)}"
