@@ -12,3 +12,16 @@ class IngestError(ValueError):
             message += f" ({hint})"
         super().__init__(message)
         self.file, self.record, self.problem = file, record, problem
+
+
+def no_documents(files: list[str], corpus: str, funnel: dict[str, dict[str, int]]) -> IngestError:
+    """The error for a load that would leave ``corpus`` without documents (every record dropped,
+    quarantined or beyond a limit). Loaders raise it before they write, so the corpus keeps what
+    it had. ``funnel`` (stage -> reason -> n) gives the reasons: every non-zero count other than
+    ``input`` and ``kept``."""
+    reasons = "; ".join(
+        f"{stage}: " + ", ".join(f"{r} {n}" for r, n in counts.items() if n and r not in ("input", "kept"))
+        for stage, counts in funnel.items() if any(n and r not in ("input", "kept") for r, n in counts.items()))
+    return IngestError(", ".join(files) or f"corpus {corpus}", None,
+                       f"no documents to load into corpus {corpus!r} ({reasons or 'the input holds no records'})",
+                       "nothing was written: fix the input, or the options that dropped every record")

@@ -4,8 +4,28 @@ from __future__ import annotations
 import importlib
 
 import typer
+from typer.core import TyperGroup
+
+
+class _Commands(TyperGroup):
+    """The root command group: a warehouse that cannot be opened (held by another process, not a
+    DuckDB file, missing) ends any command with its one-line message and exit status 1."""
+
+    def invoke(self, ctx):
+        from warehouse.db import WarehouseError
+
+        try:
+            return super().invoke(ctx)
+        except WarehouseError as exc:
+            from rich.console import Console
+            from rich.markup import escape
+
+            Console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(1) from None
+
 
 app = typer.Typer(
+    cls=_Commands,
     help="ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments.",
     no_args_is_help=True,
     add_completion=False,

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+from pathlib import Path
 from typing import Iterable, Iterator
 
 import duckdb
@@ -10,18 +12,106 @@ import duckdb
 from warehouse.paths import warehouse_path
 from warehouse.schema import ensure_schema
 
+NEXT_WAREHOUSE = "pass another --warehouse FILE"
+#: A DuckDB database file carries this magic at byte offset 8 (after the header checksum).
+DUCKDB_MAGIC = (8, b"DUCK")
 
-def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse (creating the file and every loaded table if needed) with UDFs registered."""
+
+class WarehouseError(RuntimeError):
+    """The warehouse file cannot be opened; a one-line message naming the file and what to do."""
+
+
+def open_error(path: Path, exc: Exception) -> WarehouseError:
+    """Translate DuckDB's error for opening ``path`` into a :class:`WarehouseError` (one line)."""
+    message = str(exc)
+    holder = re.search(r"Conflicting lock is held in .*?\(PID (\d+)\)", message)
+    if "Could not set lock" in message:
+        pid = f"PID {holder.group(1)}" if holder else "PID unknown"
+        return WarehouseError(f"warehouse {path} is in use by another process ({pid}): wait for it to finish, "
+                              f"or {NEXT_WAREHOUSE}")
+    if "not a valid DuckDB database file" in message:
+        return not_duckdb_error(path)
+    if "database does not exist" in message:
+        return missing_error(path)
+    first = message.splitlines()[0] if message else type(exc).__name__
+    return WarehouseError(f"cannot open warehouse {path}: {first} ({NEXT_WAREHOUSE})")
+
+
+def not_duckdb_error(path: Path) -> WarehouseError:
+    return WarehouseError(f"warehouse {path} is not a DuckDB database file: pass the path of a warehouse with "
+                          "--warehouse (a path that does not exist yet starts a new one)")
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    """The file starts like a DuckDB database (checked before DuckDB opens it: given e.g. an SQLite
+    file, DuckDB would try to download and load its SQLite extension)."""
+    offset, magic = DUCKDB_MAGIC
+    with open(path, "rb") as handle:
+        return handle.read(offset + len(magic))[offset:] == magic
+
+
+def missing_error(path: Path) -> WarehouseError:
+    return WarehouseError(f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), "
+                          "or pass --warehouse FILE")
+
+
+def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
+            create: bool | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse with UDFs registered; a writable connection creates every loaded table
+    that is missing. ``create`` (default: not ``read_only``) allows creating the file; commands that
+    need loaded data pass False, so a missing file is an error and none is created.
+
+    Raises :class:`WarehouseError` (one line: the file, the cause, what to do) when the file is held
+    by another process, is a directory, is empty or is not a DuckDB database, or is missing and may
+    not be created."""
     target = warehouse_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(target), read_only=read_only)
+    create = not read_only if create is None else create
+    if target.is_dir():
+        raise WarehouseError(f"warehouse {target} is a directory: pass a file path with --warehouse "
+                             f"(e.g. {target / 'ragwh.duckdb'})")
+    if target.is_file() and target.stat().st_size == 0:
+        raise WarehouseError(f"warehouse {target} is an empty (0-byte) file, not a DuckDB database: delete it to "
+                             f"start a new warehouse there, or {NEXT_WAREHOUSE}")
+    if target.is_file() and not _is_duckdb_file(target):
+        raise not_duckdb_error(target)
+    if not target.exists():
+        if not create:
+            raise missing_error(target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WarehouseError(f"cannot create warehouse {target}: {exc.strerror} ({NEXT_WAREHOUSE})") from None
+    try:
+        con = duckdb.connect(str(target), read_only=read_only)
+    except duckdb.Error as exc:
+        raise open_error(target, exc) from None
     if not read_only:
         ensure_schema(con)
     from udfs.register import register_all
 
     register_all(con)
     return con
+
+
+def discard_if_empty(path: str | os.PathLike | None) -> bool:
+    """Delete the warehouse file (and its WAL) when none of its tables holds a row: what a command
+    that created the file and then failed calls, so that it leaves no new file behind. Returns
+    whether the file was deleted. The caller must have closed its connection."""
+    target = warehouse_path(path)
+    if not target.is_file():
+        return False
+    con = duckdb.connect(str(target), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()]
+        rows = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
+    finally:
+        con.close()
+    if rows:
+        return False
+    target.unlink()
+    Path(f"{target}.wal").unlink(missing_ok=True)
+    return True
 
 
 @contextlib.contextmanager
@@ -65,8 +155,9 @@ _DOC_DEPENDENTS = ("sections", "chunks", "chunkset_docs", "placebo_paths", "indu
 
 def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict[str, int]:
     """Delete rows derived from documents of ``corpus`` that are no longer in ``documents``
-    (structures, chunks, prefixes, chunkset and placebo rows, induction log). Call inside the same
-    :func:`transaction` as the reload. Returns the number of rows deleted per table."""
+    (structures, chunks, prefixes, chunkset rows, placebo rows of or borrowing from them, induction
+    log) and the runs that ranked their chunks. Call inside the same :func:`transaction` as the
+    reload. Returns the number of rows deleted per table."""
     prefix = corpus + "/"
     deleted: dict[str, int] = {}
     for table in _DOC_DEPENDENTS:
@@ -76,6 +167,30 @@ def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict
         deleted[table] = int(n)
     n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
     deleted["chunk_prefixes"] = int(n)
+    n = con.execute("DELETE FROM placebo_paths WHERE corpus = ? AND placebo_doc_id NOT IN "
+                    "(SELECT doc_id FROM documents WHERE corpus = ?)", [corpus, corpus]).fetchone()[0]
+    deleted["placebo_paths"] += int(n)
+    deleted.update(purge_dangling_runs(con))
+    return deleted
+
+
+def purge_dangling_runs(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Delete every run that ranks a chunk no longer in ``chunks`` -- the whole run (all its rows,
+    keyed by corpus, embedder, reranker, condition), its ``run_manifest`` row (so retrieval recomputes
+    it) and, for a first-stage run, its ``routing`` rows. Call inside the :func:`transaction` that
+    removed the chunks. Returns the number of rows deleted per table."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _stale_runs AS SELECT DISTINCT corpus, embedder, reranker, condition "
+                "FROM runs WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    try:
+        deleted = {}
+        for table, key in (("runs", "corpus, embedder, reranker, condition"),
+                           ("run_manifest", "corpus, embedder, reranker, condition"),
+                           ("routing", "corpus, embedder, 'none', condition")):
+            n = con.execute(f"DELETE FROM {table} WHERE ({key}) IN (SELECT (corpus, embedder, reranker, condition) "
+                            "FROM _stale_runs)").fetchone()[0]
+            deleted[table] = int(n)
+    finally:
+        con.execute("DROP TABLE _stale_runs")
     return deleted
 
 

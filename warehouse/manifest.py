@@ -1,9 +1,11 @@
 """Stage fingerprints and the ``stage_manifest`` table that makes ``ragwh run`` resumable.
 
 A stage's fingerprint is ``sha256`` over a list of strings describing its inputs: source file
-digests, config values, upstream table digests, project file digests. A stage whose fingerprint
-equals the one stored for its ``(stage, scope)`` is skipped; a stage that fails stores nothing, so
-the next run redoes it (the stages themselves write atomically).
+digests, config values, upstream table digests, project file digests. When a stage finishes, the
+digest of its output rows (:func:`output_digest`) is stored with it. A stage is skipped only when
+its fingerprint equals the one stored for its ``(stage, scope)`` *and* its output rows still digest
+to what was stored (so output replaced, edited or wiped since makes it run again); a stage that
+fails stores nothing, so the next run redoes it (the stages themselves write atomically).
 
 Table digest (:func:`table_digest`): ``count(*)`` and the order-independent ``sum(hash(row))`` as
 HUGEINT over the rows of a table (optionally filtered), i.e. ``Σ_r hash(r) mod 2^64`` summed
@@ -45,27 +47,47 @@ def project_digest(root: Path = PROJECT_ROOT, globs: tuple[str, ...] = DBT_PROJE
     return sha256_parts([f"{p.relative_to(root)}={file_digest(p)}" for p in files])
 
 
-def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE", params: list | None = None) -> str:
-    """``'<rows>:<Σ hash(row)>'`` of ``table`` restricted to ``where`` (see module docstring);
-    ``'absent'`` when the relation does not exist."""
+def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE", params: list | None = None,
+                 columns: tuple[str, ...] | None = None) -> str:
+    """``'<rows>:<Σ hash(row)>'`` of ``table`` restricted to ``where`` (see module docstring), the
+    hash taken over ``columns`` only when given; ``'absent'`` when the relation does not exist."""
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?", [table]
     ).fetchone()[0]
     if not exists:
         return "absent"
-    n, total = con.execute(f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM {table} AS t WHERE {where}",
-                           params or []).fetchone()
+    row = "t" if columns is None else ", ".join(f't."{c}"' for c in columns)
+    n, total = con.execute(f"SELECT count(*), coalesce(sum(hash({row})::HUGEINT), 0) FROM {table} AS t WHERE {where}",
+                           list(params or [])).fetchone()
     return f"{n}:{total}"
 
 
+def output_digest(con: duckdb.DuckDBPyConnection, outputs) -> str:
+    """``sha256`` over the :func:`table_digest` of each output (objects with ``table``, ``where``,
+    ``params``, ``columns``; see ``warehouse.experiment.outputs``); ``''`` when there are none."""
+    if not outputs:
+        return ""
+    return sha256_parts([f"{o.table}[{o.where}|{o.params}|{o.columns}]="
+                         f"{table_digest(con, o.table, o.where, list(o.params), o.columns)}" for o in outputs])
+
+
 def stored_fingerprint(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> str | None:
-    row = con.execute("SELECT fingerprint FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope]).fetchone()
+    row = stored_stage(con, stage, scope)
     return row[0] if row else None
 
 
-def record(con: duckdb.DuckDBPyConnection, stage: str, scope: str, fingerprint: str, detail: str, seconds: float) -> None:
-    """Store the stage's fingerprint after it completed (replacing the previous record)."""
+def stored_stage(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> tuple[str, str | None] | None:
+    """``(fingerprint, output digest)`` stored for ``(stage, scope)``, or None."""
+    return con.execute("SELECT fingerprint, output_digest FROM stage_manifest WHERE stage = ? AND scope = ?",
+                       [stage, scope]).fetchone()
+
+
+def record(con: duckdb.DuckDBPyConnection, stage: str, scope: str, fingerprint: str, detail: str, seconds: float,
+           output: str = "") -> None:
+    """Store the stage's fingerprint and output digest after it completed (replacing the previous record)."""
     with transaction(con):
         con.execute("DELETE FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope])
-        con.execute("INSERT INTO stage_manifest VALUES (?, ?, ?, ?, ?, ?)",
-                    [stage, scope, fingerprint, detail, float(seconds), dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)])
+        con.execute("INSERT INTO stage_manifest (stage, scope, fingerprint, detail, seconds, finished_at, "
+                    "output_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [stage, scope, fingerprint, detail, float(seconds),
+                     dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), output])

@@ -222,7 +222,9 @@ TABLES: dict[str, str] = {
         fingerprint VARCHAR NOT NULL,   -- sha256 of the stage's inputs; unchanged = the stage is skipped
         detail VARCHAR NOT NULL,        -- one-line summary of what the stage did
         seconds DOUBLE NOT NULL,        -- wall time of the last completed run of the stage
-        finished_at TIMESTAMP NOT NULL""",
+        finished_at TIMESTAMP NOT NULL,
+        output_digest VARCHAR           -- digest of the stage's output rows when it finished (issue 14);
+                                        -- a stage is skipped only while they still match (NULL: rerun)""",
 }
 
 

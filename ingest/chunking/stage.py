@@ -14,7 +14,8 @@
 and replaces the rows of those documents in ONE transaction (identical tables on rerun). Rows of
 documents no longer in ``documents`` are removed too. ``llm_context`` prefixes (written by the LLM
 stage) are kept when their chunk keeps its id and span, and deleted when the chunk changed or
-disappeared (their count is returned as ``llm_context_invalidated``).
+disappeared (their count is returned as ``llm_context_invalidated``). Runs that rank a chunk that no
+longer exists are deleted whole (:func:`warehouse.db.purge_dangling_runs`).
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ from ingest.chunking.sentence_windows import SENTENCE_CHUNKSET_PREFIX
 from ingest.chunking.summary import FUNNEL_STAGE, funnel_rows, summarize
 from ingest.chunking.tokens import count_tokens, tokenizer_name
 from ingest.errors import IngestError
-from warehouse.db import replace_where, transaction
+from warehouse.db import purge_dangling_runs, replace_where, transaction
 
 COUNT_BATCH = 4096  # texts per progress step when counting tokens
 
@@ -325,6 +326,7 @@ def _write(
                 f"AND chunk_id IN (SELECT chunk_id FROM chunks WHERE {_scope('doc_id')} AND {_owned('chunkset')})"
             )
             replace_where(con, "chunks", f"{_scope('doc_id')} AND {_owned('chunkset')}", [], chunk_table)
+            purge_dangling_runs(con)  # a run ranking a chunk that is gone is stale: retrieval recomputes it
             replace_where(con, "chunk_prefixes", "FALSE", [], prefixes)
             replace_where(con, "chunkset_docs", f"{_scope('doc_id')} AND {_owned('chunkset')}", [], chunkset_docs)
             replace_where(

@@ -22,6 +22,7 @@ from typing import Iterator
 import duckdb
 
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.utf8 import lines
 from ingest.errors import IngestError
 
 
@@ -34,42 +35,40 @@ def read_jsonl(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dic
     """Yield ``(line number, record)``; blank lines are skipped, anything else malformed raises."""
     if not path.is_file():
         raise IngestError(str(path), None, "file not found", "a BEIR directory holds corpus.jsonl, queries.jsonl, qrels/")
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise IngestError(str(path), f"line {number}", f"invalid JSON: {exc.msg}") from None
-            missing = [k for k in required if not isinstance(record.get(k), str)]
-            if missing:
-                raise IngestError(str(path), f"line {number}", f"missing or non-string field(s) {missing}")
-            yield number, record
+    for number, line in lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(str(path), f"line {number}", f"invalid JSON: {exc.msg}") from None
+        missing = [k for k in required if not isinstance(record.get(k), str)]
+        if missing:
+            raise IngestError(str(path), f"line {number}", f"missing or non-string field(s) {missing}")
+        yield number, record
 
 
 def read_qrels(path: Path) -> Iterator[tuple[int, str, str, int]]:
     """Yield ``(line number, query id, doc id, score)`` of a BEIR qrels TSV (header line optional)."""
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            fields = [f.strip() for f in line.rstrip("\n").split("\t")]
-            if len(fields) != 3:
-                raise IngestError(str(path), f"line {number}", f"expected 3 tab-separated fields, got {len(fields)}")
-            if number == 1 and fields[2].lower() == "score":
-                continue
-            try:
-                score = int(fields[2])
-            except ValueError:
-                raise IngestError(str(path), f"line {number}", f"score {fields[2]!r} is not an integer") from None
-            yield number, fields[0], fields[1], score
+    for number, line in lines(path):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.rstrip("\n").split("\t")]
+        if len(fields) != 3:
+            raise IngestError(str(path), f"line {number}", f"expected 3 tab-separated fields, got {len(fields)}")
+        if number == 1 and fields[2].lower() == "score":
+            continue
+        try:
+            score = int(fields[2])
+        except ValueError:
+            raise IngestError(str(path), f"line {number}", f"score {fields[2]!r} is not an integer") from None
+        yield number, fields[0], fields[1], score
 
 
 def build_beir(directory: Path, corpus: str | None = None, split: str = "test") -> FlatCorpus:
     """Read a BEIR directory into a :class:`FlatCorpus` (no warehouse access)."""
     directory = Path(directory)
-    built = FlatCorpus(corpus_name(directory, corpus), meta={"beir_split": split})
+    built = FlatCorpus(corpus_name(directory, corpus), (str(directory),), meta={"beir_split": split})
     corpus_file, queries_file, qrels_file = directory / "corpus.jsonl", directory / "queries.jsonl", \
         directory / "qrels" / f"{split}.tsv"
     if not qrels_file.is_file():

@@ -14,6 +14,7 @@ from collections import Counter
 import duckdb
 import pyarrow as pa
 
+from ingest.errors import no_documents
 from warehouse.db import replace_where, transaction
 from warehouse.schema import arrow_schema
 
@@ -22,9 +23,10 @@ TITLE_SEPARATOR = "\n\n"
 
 @dataclasses.dataclass
 class FlatCorpus:
-    """Rows being built for one corpus; ``funnel[stage][reason] = n``."""
+    """Rows being built for one corpus from the files or directories ``sources``; ``funnel[stage][reason] = n``."""
 
     corpus: str
+    sources: tuple[str, ...] = ()
     documents: list[dict] = dataclasses.field(default_factory=list)
     paragraphs: list[dict] = dataclasses.field(default_factory=list)
     queries: list[dict] = dataclasses.field(default_factory=list)
@@ -75,9 +77,12 @@ def _table(name: str, rows: list[dict]) -> pa.Table:
 
 def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict:
     """Replace the corpus's documents, paragraphs, queries, qrels, gold answers, evidence (none), its
-    funnel and quarantine stages and meta keys in one transaction; return the row counts and the funnel."""
+    funnel and quarantine stages and meta keys in one transaction; return the row counts and the funnel.
+    Refused (:func:`ingest.errors.no_documents`, nothing written) when no document is left."""
     corpus, prefix = built.corpus, built.corpus + "/"
     stages = sorted(built.funnel)
+    if not built.documents:
+        raise no_documents(list(built.sources), corpus, {s: dict(built.funnel[s]) for s in stages})
     funnel = pa.table({
         "corpus": [corpus] * sum(len(built.funnel[s]) for s in stages),
         "stage": [s for s in stages for _ in built.funnel[s]],

@@ -67,7 +67,7 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
     path = Path(path)
     if not path.is_file():
         raise IngestError(str(path), None, "file not found", "download the train file with `ragwh fetch hotpotqa`")
-    built = FlatCorpus(corpus, meta={"hotpotqa_split": split or ""})
+    built = FlatCorpus(corpus, (str(path),), meta={"hotpotqa_split": split or ""})
     built.count("hotpotqa_questions", "input", 0)
     built.count("hotpotqa_questions", "beyond_limit", 0)
     bodies: dict[str, str] = {}  # title -> body of its document

@@ -9,13 +9,15 @@ that are not UTF-8 raise :class:`~ingest.errors.IngestError` naming the file and
 """
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Iterator
 
+from ingest.corpora.utf8 import not_utf8
 from ingest.errors import IngestError
 
-BLOCK = 1 << 20  # characters read per refill
+BLOCK = 1 << 20  # bytes read per refill
 MAX_ELEMENT = 64 << 20  # an element that has not decoded within this many characters is an error
 _WS = " \t\n\r"
 
@@ -25,17 +27,21 @@ class _Reader:
         self.path, self.fh = path, fh
         self.buf, self.pos, self.line = "", 0, 1  # line number of buf[0]
         self.eof = False
+        self.decoder, self.offset = codecs.getincrementaldecoder("utf-8")(), 0  # bytes read so far
 
     def fill(self) -> bool:
         """Append a block; False at end of file."""
         if self.eof:
             return False
+        raw = self.fh.read(BLOCK)
+        self.offset += len(raw)
         try:
-            block = self.fh.read(BLOCK)
-        except UnicodeDecodeError as exc:
-            raise IngestError(str(self.path), f"line {self.line_at(len(self.buf))}",
-                              f"not UTF-8 ({exc.reason})", "re-encode the file as UTF-8") from None
-        if not block:
+            block = self.decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:  # exc.object: the undecoded bytes of earlier reads, then ``raw``
+            start = self.offset - len(exc.object) + exc.start
+            line = self.line_at(len(self.buf)) + exc.object[:exc.start].count(b"\n")
+            raise not_utf8(str(self.path), line, exc.object[exc.start], start) from None
+        if not block and not raw:
             self.eof = True
             return False
         self.line += self.buf.count("\n", 0, self.pos)
@@ -63,7 +69,7 @@ class _Reader:
 def iter_json_array(path: Path, what: str = "a JSON list") -> Iterator[tuple[int, object]]:
     """Yield ``(index, element)`` of the JSON array in ``path`` (see module doc)."""
     decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:
         r = _Reader(path, fh)
         first = r.skip_ws()
         if first != "[":

@@ -1,15 +1,17 @@
 """Rich tables the loaders' summaries share: a row of counts and the funnel per stage."""
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 
 def counts_table(title: str, summary: dict, keys: tuple[str, ...]) -> Table:
-    """One row: ``summary[key]`` under a column per key (underscores shown as spaces)."""
+    """One row: ``summary[key]`` under a column per key (underscores shown as spaces). ``title`` is
+    Rich markup (escape the names in it); the cells are printed as they are."""
     table = Table(title=title)
     for key in keys:
         table.add_column(key.replace("_", " "), justify="right")
-    table.add_row(*(str(summary[k]) for k in keys))
+    table.add_row(*(escape(str(summary[k])) for k in keys))
     return table
 
 
@@ -21,5 +23,5 @@ def funnel_table(funnel: dict[str, dict[str, int]], title: str = "funnel (input 
     table.add_column("n", justify="right")
     for stage, reasons in funnel.items():
         for k, (reason, n) in enumerate(reasons.items()):
-            table.add_row(stage if k == 0 else "", reason, str(n))
+            table.add_row(escape(stage) if k == 0 else "", escape(reason), str(n))
     return table

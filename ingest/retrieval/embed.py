@@ -7,8 +7,9 @@ conditions (e.g. A3 and A4 share an index) share one key and are embedded once.
 
 Vectors are stored L2-normalized (``v / ||v||_2``, float32) in ``embeddings(embedder, text_hash,
 vector)``. Texts are sorted by length (longest first, then hash) so each model batch pads little,
-and written in committed batches of ``write_batch`` texts: an interrupted job loses at most the
-batch in flight and a rerun embeds only what is missing.
+and committed every :data:`COMMIT_TEXTS` texts or :data:`COMMIT_SECONDS` seconds, whichever comes
+first (always on a model-batch boundary): an interrupted job loses at most the uncommitted texts,
+and a rerun embeds only what is missing, in the same model batches a clean run would have used.
 
 Precision (:mod:`ingest.retrieval.precision`): ``precision='auto'`` (the default) computes in bf16 on a
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32; the stored ``embedder``
@@ -21,6 +22,7 @@ than the window and the tokens the model never reads.
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 from typing import Sequence
 
@@ -34,6 +36,10 @@ from ingest.retrieval.truncation import count_missing
 from warehouse.db import transaction
 
 QUERY_HASH_PREFIX = "[query] "
+#: Commit the embeddings computed so far after this many texts ...
+COMMIT_TEXTS = 256
+#: ... or after this many seconds (wall clock) since the last commit, whichever comes first.
+COMMIT_SECONDS = 30.0
 
 
 class EmbedError(ValueError):
@@ -171,18 +177,22 @@ def embed_texts(
     model=None,
     device: str | None = None,
     batch_size: int = 64,
-    write_batch: int = 1024,
+    write_batch: int | None = None,
+    commit_seconds: float | None = None,
     show_progress: bool = True,
 ) -> dict:
     """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``
     computed in ``precision`` (``auto | fp32 | bf16``; None: as ``embedder`` names it).
 
-    ``model`` (a loaded ``SentenceTransformer`` computing in that precision) skips loading; otherwise
-    the spec's model is loaded only when something is missing. Refuses (:class:`EmbedError`, nothing
-    written) when stored vectors have another dimension than the model. Returns the report:
-    ``requested`` rows, ``unique`` keys, ``already_stored``, ``embedded`` and the model's ``dim``
-    (``embedder`` is the stored name, precision suffix included). Every requested passage has its
-    ``text_tokens`` row afterwards (:func:`ingest.retrieval.truncation.truncation_summary` reads them)."""
+    ``model`` (a loaded ``SentenceTransformer`` computing in that precision) skips loading; otherwise the spec's model is loaded
+    only when something is missing. Texts go to the model ``min(batch_size, write_batch)`` at a time
+    and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
+    (default :data:`COMMIT_TEXTS` and :data:`COMMIT_SECONDS`, read when the job starts).
+    Refuses (:class:`EmbedError`, nothing written) when stored vectors have another dimension than
+    the model. Returns the report: ``requested`` rows, ``unique`` keys, ``already_stored``,
+    ``embedded`` and the model's ``dim`` (``embedder`` is the stored name, precision suffix included).
+    Every requested passage has its ``text_tokens`` row afterwards
+    (:func:`ingest.retrieval.truncation.truncation_summary` reads them)."""
     device = device or auto_device()
     spec = resolve_embedder(embedder, precision, device)
     check_loaded_precision(embedder, spec, model)
@@ -212,15 +222,22 @@ def embed_texts(
     report["dim"] = dim
     count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions), model=model)
     encoded = spec.format_inputs(todo.texts, todo.is_query)
+    write_batch = COMMIT_TEXTS if write_batch is None else write_batch
+    commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
+    step = max(1, min(batch_size, write_batch))
+    committed, pending, last_commit = 0, [], time.monotonic()
     with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance:
-        for start in range(0, len(encoded), write_batch):
-            stop = min(start + write_batch, len(encoded))
-            vectors = model.encode(
+        for start in range(0, len(encoded), step):
+            stop = min(start + step, len(encoded))
+            pending.append(model.encode(
                 encoded[start:stop], batch_size=batch_size, convert_to_numpy=True,
                 normalize_embeddings=False, show_progress_bar=False,
-            )
-            store_embeddings(con, spec.name, todo.hashes[start:stop], l2_normalize(vectors))
-            report["embedded"] += stop - start
+            ))
+            if stop - committed >= write_batch or time.monotonic() - last_commit >= commit_seconds \
+                    or stop == len(encoded):
+                store_embeddings(con, spec.name, todo.hashes[committed:stop], l2_normalize(np.concatenate(pending)))
+                report["embedded"] += stop - committed
+                committed, pending, last_commit = stop, [], time.monotonic()
             advance(stop - start)
     return report
 

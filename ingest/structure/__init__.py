@@ -1,8 +1,7 @@
 """Induced section structure: TextTiling over paragraph embeddings, or an LLM (see :mod:`.stage`).
 
-The stage's names are loaded on first use (PEP 562), so that importing ``ingest.structure.segments``
-(as ``ingest.corpora.docs`` does) does not import the stage, which itself imports ``ingest.corpora.docs``.
-"""
+The stage's names are imported on first use (PEP 562): ``ingest.structure.segments`` is imported by
+the corpus readers that the stage itself imports, so an eager import here would be circular."""
 from __future__ import annotations
 
 __all__ = ["INDUCERS", "induce", "induction_report"]
@@ -13,4 +12,4 @@ def __getattr__(name: str):
         from ingest.structure import stage
 
         return getattr(stage, name)
-    raise AttributeError(f"module 'ingest.structure' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,3 +73,38 @@ def test_not_run_reasons_cover_a1_and_its_contrast(warehouse_file):
     assert "no LLM backend" in pipeline.outcome.not_run["A1"]
     assert "A1 not run" in pipeline.outcome.not_run["C1"]
     assert set(pipeline.outcome.not_run) == {"A1", "C1", "DOC"}
+
+
+def test_stage_reruns_when_its_output_changed_in_the_warehouse(warehouse_file):
+    """Issue 14, defect 2: equal input fingerprints used to skip a stage whatever had happened to
+    its output since (a corpus wiped or replaced by hand); now the output digest must match too."""
+    from warehouse.experiment.outputs import Output
+
+    out = io.StringIO()
+    pipeline = Pipeline(load_config(None), data=None, warehouse=warehouse_file, console=Console(file=out, width=200))
+    outputs = [Output("qrels", "starts_with(query_id, ?)", ("demo/",))]
+    calls = []
+
+    def work() -> str:
+        calls.append(1)
+        pipeline.con.execute("DELETE FROM qrels WHERE starts_with(query_id, 'demo/')")
+        pipeline.con.execute("INSERT INTO qrels VALUES ('demo/q1', 'demo/d1', 1)")
+        return "loaded"
+
+    try:
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)  # unchanged: skipped
+        pipeline.con.execute("INSERT INTO qrels VALUES ('other/q1', 'other/d1', 1)")  # outside the output
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)  # still skipped
+        pipeline.con.execute("UPDATE qrels SET relevance = 2 WHERE query_id = 'demo/q1'")  # edited by hand
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)  # runs again
+        pipeline.con.execute("DELETE FROM qrels WHERE query_id = 'demo/q1'")  # wiped by hand
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)  # runs again
+        pipeline.con.execute("UPDATE stage_manifest SET output_digest = NULL")  # an older warehouse's record
+        pipeline.stage("ingest", "demo", ["file=abc"], work, outputs=outputs)  # runs again
+    finally:
+        pipeline.close()
+    assert [s.status for s in pipeline.outcome.stages] == ["ran", "skipped", "skipped", "ran", "ran", "ran"]
+    assert len(calls) == 4
+    assert out.getvalue().count("ingest [demo]: inputs unchanged but its output in the warehouse changed since it "
+                                "ran: running it again") == 3

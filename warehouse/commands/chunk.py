@@ -20,6 +20,7 @@ def chunk_command(
     """Chunk the loaded documents (structural per structure, fixed size-matched, doc) and write prefixes;
     replaces those documents' chunking rows in one transaction."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from ingest.chunking.stage import chunk_corpus
@@ -27,26 +28,29 @@ def chunk_command(
     from warehouse.db import connect
 
     console = Console()
-    con = connect(warehouse)
+    con = connect(warehouse, create=False)
     try:
+        if not con.execute("SELECT count(*) FROM documents").fetchone()[0]:
+            raise IngestError("warehouse", None, "no documents to chunk", "load a corpus first with `ragwh ingest ...`")
         summary = chunk_corpus(con, corpus=corpus, inducer=inducer, tokenizer=tokenizer)
     except IngestError as exc:
-        console.print(f"[red]chunk failed, warehouse unchanged:[/red] {exc}")
+        console.print(f"[red]chunk failed, warehouse unchanged:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     finally:
         con.close()
 
-    table = Table(title=f"chunksets ({summary['documents']} documents, tokenizer {summary['tokenizer']})")
+    table = Table(title=f"chunksets ({summary['documents']} documents, tokenizer {escape(summary['tokenizer'])})")
     for col in ("corpus", "chunkset", "documents", "chunks", "mean tokens", ">350", "<60"):
         table.add_column(col, justify="left" if col in ("corpus", "chunkset") else "right")
     for r in summary["chunksets"]:
-        table.add_row(r["corpus"], r["chunkset"], str(r["documents"]), str(r["chunks"]),
+        table.add_row(escape(r["corpus"]), escape(r["chunkset"]), str(r["documents"]), str(r["chunks"]),
                       f"{r['mean_content_tokens']:.1f}", str(r["over_350"]), str(r["under_60"]))
     console.print(table)
     for r in summary["size_matching"]:
         console.print(
-            f"{r['corpus']}: mean fixed {r['mean_fixed']:.1f} vs structural {r['mean_structural']:.1f} content tokens "
-            f"({r['fixed_chunks']} vs {r['structural_chunks']} chunks; reference {', '.join(r['reference_structures'])})"
+            f"{escape(r['corpus'])}: mean fixed {r['mean_fixed']:.1f} vs structural {r['mean_structural']:.1f} content "
+            f"tokens ({r['fixed_chunks']} vs {r['structural_chunks']} chunks; reference "
+            f"{escape(', '.join(r['reference_structures']))})"
         )
     residual = sum(r["same_document"] for r in summary["placebo"])
     pairs = sum(r["pairs"] for r in summary["placebo"])

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from warehouse.experiment.fetch import FetchError, fetch_qasper
 from warehouse.paths import data_dir
@@ -27,12 +28,12 @@ def fetch_qasper_command(
     try:
         files = fetch_qasper(target, base_url=base_url)
     except FetchError as exc:
-        console.print(f"[red]fetch failed:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]fetch failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1)
     for f in files:
         state = "downloaded" if f.downloaded else "already present"
-        console.print(f"{f.release}: {state}, {f.size:,} bytes, sha256 {f.sha256} ({f.verified_against})")
-    console.print(f"extracted into {target / 'qasper'}; run with --data {target}")
+        console.print(escape(f"{f.release}: {state}, {f.size:,} bytes, sha256 {f.sha256} ({f.verified_against})"))
+    console.print(escape(f"extracted into {target / 'qasper'}; run with --data {target}"))
 
 
 @fetch_app.command("hotpotqa")

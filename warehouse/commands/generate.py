@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from warehouse.commands.induce import _llm, tiny_label
 
@@ -50,11 +51,11 @@ def _run(name: str, work, warehouse: Optional[str]) -> None:
     from warehouse.db import connect
 
     console = Console()
-    con = connect(warehouse)
+    con = connect(warehouse, create=False)
     try:
         report = work(con)
     except (IngestError, LLMError, ValueError) as exc:
-        console.print(f"[red]{name} failed:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]{name} failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     finally:
         con.close()

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 INDUCER_HELP = "texttiling (CPU, paragraph embeddings) or llm (needs RAGWH_LLM_* or --config)"
 
@@ -27,18 +28,18 @@ def induce_command(
 
     console = Console()
     if inducer not in INDUCERS:
-        console.print(f"[red]unknown inducer {inducer!r}[/]: use one of {', '.join(INDUCERS)}")
+        console.print(f"[red]unknown inducer {escape(repr(inducer))}[/]: use one of {', '.join(INDUCERS)}")
         raise typer.Exit(2)
-    con = connect(warehouse)
+    con = connect(warehouse, create=False)
     try:
         backend = _llm(con, config, replay_only) if inducer == "llm" else None
         report = induce(con, inducer, corpus, backend, chunk=chunk, max_tokens=max_tokens)
     except (IngestError, LLMError, ValueError) as exc:
-        console.print(f"[red]induce failed:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]induce failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     finally:
         con.close()
-    console.print(f"[bold]structure {report['structure']}[/]")
+    console.print(f"[bold]structure {escape(report['structure'])}[/]")
     for name, r in report["corpora"].items():
         counts = r.get("span_identity_counts") or {}
         if not chunk:
@@ -49,7 +50,7 @@ def induce_command(
             span = (f"{r['span_identity']:.1%} ({counts['identical']}/{counts['induced_chunks']} induced chunks, "
                     f"{counts['documents']} documents)")
         console.print(
-            f"{name}: {r['documents']} documents, {r['usable']} usable ({r['self_corrected']} self-corrected, "
+            f"{escape(name)}: {r['documents']} documents, {r['usable']} usable ({r['self_corrected']} self-corrected, "
             f"{r['repaired']} repaired), {r['failed']} failed; sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
             f"top-level/doc {_pair(r['mean_top_level_induced'], r['mean_top_level_gold'])}; "
             f"induced chunk spans identical to a gold chunk span: {span}"
@@ -57,7 +58,8 @@ def induce_command(
                f"max_tokens, {r['correction_skipped']} corrections skipped" if "truncated" in r else ""), soft_wrap=True)
     if "llm" in report:
         llm = report["llm"]
-        console.print(f"LLM {llm['model']} via {llm['backend']}: {llm['calls']} calls, {llm['cache_hits']} cache hits")
+        console.print(f"LLM {escape(str(llm['model']))} via {escape(str(llm['backend']))}: {llm['calls']} calls, "
+                      f"{llm['cache_hits']} cache hits")
         tiny_label(console, llm["model"])
     console.print(f"{report['seconds']:.1f} s")
 

@@ -6,6 +6,7 @@ from typing import Callable
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
 ingest_app = typer.Typer(help="Load a corpus into the warehouse.", no_args_is_help=True)
@@ -20,21 +21,33 @@ def register(app: typer.Typer) -> None:
 def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = None) -> dict:
     """Open the warehouse, run ``load(con, progress)`` (with a progress bar over ``unit`` when given)
     and return its summary; a bad input exits 1 with the loader's message (file and record named)
-    after the transaction rolled back."""
+    after the transaction rolled back (and a warehouse file this call created is removed again).
+    When dbt marts exist they were built from the corpus as it was: the output says to rebuild them."""
     from ingest.errors import IngestError
-    from warehouse.db import connect
+    from warehouse.db import connect, discard_if_empty
+    from warehouse.paths import warehouse_path
 
     console = Console()
+    existed = warehouse_path(warehouse).exists()
     con = connect(warehouse)
     try:
         with Progress(console=console, transient=True, disable=unit is None) as bar:
             task = bar.add_task(unit or what, total=None)
-            return load(con, lambda done, total: bar.update(task, completed=done, total=total))
+            summary = load(con, lambda done, total: bar.update(task, completed=done, total=total))
+        marts = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'query_metrics'")
+        stale = bool(marts.fetchone()[0])
     except (IngestError, OSError, ValueError) as exc:
-        console.print(f"[red]ingest {what} failed, warehouse unchanged:[/red] {exc}")
+        con.close()
+        if not existed:
+            discard_if_empty(warehouse)
+        console.print(f"[red]ingest {what} failed, warehouse unchanged:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     finally:
         con.close()
+    if stale:
+        console.print("[yellow]marts were built before this load: rebuild them with `dbt build` (or `ragwh run`)[/]",
+                      soft_wrap=True)
+    return summary
 
 
 @ingest_app.command("qasper")
@@ -75,10 +88,11 @@ def ingest_wikipedia(
 def _print_flat_summary(summary: dict) -> None:
     """Counts and funnel of a corpus without structure (BEIR, HotpotQA, EnterpriseRAG-Bench, AmbigNQ)."""
     console = Console()
-    console.print(f"[green]{summary['corpus']}[/green]: {summary['documents']} documents, {summary['queries']} queries, "
-                  f"{summary['qrels']} qrels, {summary['quarantined']} quarantined ({summary['seconds']:.1f} s)")
+    console.print(f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, "
+                  f"{summary['queries']} queries, {summary['qrels']} qrels, {summary['quarantined']} quarantined "
+                  f"({summary['seconds']:.1f} s)")
     for stage, reasons in summary["funnel"].items():
-        console.print(f"  {stage}: " + ", ".join(f"{r} {n}" for r, n in reasons.items()))
+        console.print(f"  {escape(stage)}: " + ", ".join(f"{escape(r)} {n}" for r, n in reasons.items()))
     console.print("  next: `ragwh chunk` (or `ragwh run`) gives each document its one 'doc' chunk (condition DOC)")
 
 

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from warehouse.experiment.config import ConfigError, load_config
 
@@ -26,7 +27,7 @@ def report_command(
     try:
         cfg = load_config(config)
     except ConfigError as exc:
-        console.print(f"[red]config error:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
     pipeline = Pipeline(cfg, data=None, warehouse=warehouse, console=console)
     runnable, skipped = cfg.runnable_conditions()
@@ -36,7 +37,7 @@ def report_command(
         path = write_report(con, cfg, out or REPORTS_DIR / f"{cfg.name}.html", not_run=pipeline.outcome.not_run)
     finally:
         con.close()
-    console.print(f"report: {path}")
+    console.print(f"report: {escape(str(path))}")
 
 
 @export_app.command("trec")
@@ -58,12 +59,12 @@ def export_trec_command(
     try:
         result = export_trec(con, condition, out, corpus=corpus, embedder=embedder, reranker=reranker, level=level)
     except ExportError as exc:
-        console.print(f"[red]export failed:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1)
     finally:
         con.close()
-    console.print(f"run:   {result.run_file} ({result.run_lines} lines, {result.n_queries} queries)")
-    console.print(f"qrels: {result.qrels_file} ({result.qrels_lines} lines)")
+    console.print(escape(f"run:   {result.run_file} ({result.run_lines} lines, {result.n_queries} queries)"))
+    console.print(escape(f"qrels: {result.qrels_file} ({result.qrels_lines} lines)"))
 
 
 def register(app: typer.Typer) -> None:

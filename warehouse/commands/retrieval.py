@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 EMBEDDER_HELP = "Registered name, local model directory or hub id (default all-MiniLM-L6-v2, offline)."
 WAREHOUSE_HELP = "Warehouse file (else $RAGWH_WAREHOUSE)."
@@ -14,11 +15,11 @@ PRECISION_HELP = ("auto (bf16 on a CPU with native bf16 for an encoder, fp16 on 
 def _runs_table(title: str, reports: list[dict]):
     from rich.table import Table
 
-    table = Table(title=title)
+    table = Table(title=escape(title))
     for col in ("corpus", "condition", "status", "queries", "rows"):
         table.add_column(col)
     for r in reports:
-        table.add_row(r["corpus"], r["condition"], r["status"], str(r.get("n_queries", "")),
+        table.add_row(escape(r["corpus"]), escape(r["condition"]), r["status"], str(r.get("n_queries", "")),
                       "" if r["rows"] is None else str(r["rows"]))
     return table
 
@@ -27,11 +28,11 @@ def _run(what: str, warehouse: str | None, stage, errors: tuple[type[Exception],
     """Open the warehouse, return ``stage(con)``'s report; an expected failure exits 1 with its message."""
     from warehouse.db import connect
 
-    con = connect(warehouse)
+    con = connect(warehouse, create=False)
     try:
         return stage(con)
     except errors as exc:
-        Console().print(f"[red]{what} failed:[/red] {exc}", soft_wrap=True)
+        Console().print(f"[red]{what} failed:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     finally:
         con.close()
@@ -57,13 +58,13 @@ def embed_command(
         return {**report, "truncation": truncation_summary(con, report["embedder"], corpus, None)}
 
     r = _run("embed", warehouse, stage, (EmbedError, EmbedderError))
-    console.print(f"embedder [bold]{r['embedder']}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
+    console.print(f"embedder [bold]{escape(r['embedder'])}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
                   f"{r['unique']} unique, {r['already_stored']} already stored, {r['embedded']} embedded")
     table = Table(title="condition texts longer than the embedder's window (truncated: the model never reads the rest)")
     for col in ("corpus", "condition", "texts", "truncated", "tokens cut", "window", "not counted"):
         table.add_column(col, justify="right")
     for t in r["truncation"]:
-        table.add_row(t["corpus"], t["condition"], str(t["texts"]), str(t["truncated"]), str(t["tokens_cut"]),
+        table.add_row(escape(t["corpus"]), escape(t["condition"]), str(t["texts"]), str(t["truncated"]), str(t["tokens_cut"]),
                       str(t["max_tokens"]), str(t["uncounted"]))
     console.print(table)
 
@@ -77,6 +78,7 @@ def retrieve_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Exact top-k runs (flat or two-stage per seeds/conditions.csv); unchanged runs are skipped."""
+    from ingest.retrieval.embed import EmbedError
     from ingest.retrieval.embedders import EmbedderError
     from ingest.retrieval.retrieve import RetrieveError, retrieve_stage
 
@@ -84,10 +86,10 @@ def retrieve_command(
     r = _run("retrieve", warehouse,
              lambda con: retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus,
                                         precision=precision),
-             (RetrieveError, EmbedderError))
+             (RetrieveError, EmbedError, EmbedderError))
     console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
     for name in r["empty"]:
-        console.print(f"[yellow]{name}: no chunks in condition_texts, nothing retrieved[/yellow]")
+        console.print(f"[yellow]{escape(name)}: no chunks in condition_texts, nothing retrieved[/yellow]")
 
 
 def rerank_command(
@@ -102,6 +104,7 @@ def rerank_command(
     warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
 ) -> None:
     """Re-score the top 50 of each first-stage run with a cross-encoder; stored as its own run."""
+    from ingest.retrieval.embed import EmbedError
     from ingest.retrieval.embedders import EmbedderError
     from ingest.retrieval.rerank import RerankError, rerank_stage
 
@@ -109,10 +112,10 @@ def rerank_command(
     r = _run("rerank", warehouse,
              lambda con: rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None,
                                       precision=precision, embedder_precision=embedder_precision),
-             (RerankError, EmbedderError))
+             (RerankError, EmbedError, EmbedderError))
     console.print(_runs_table(f"reranked top-{r['depth']} runs", r["conditions"]))
-    console.print(f"scores produced by cross-encoder [bold]{r['reranker']}[/bold] over first-stage runs of "
-                  f"{r['embedder']} ({r['pairs_scored']} (query, text) pairs scored)")
+    console.print(f"scores produced by cross-encoder [bold]{escape(r['reranker'])}[/bold] over first-stage runs of "
+                  f"{escape(r['embedder'])} ({r['pairs_scored']} (query, text) pairs scored)")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -23,6 +24,7 @@ def run_command(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
+    from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
     from warehouse.experiment.pipeline import DEMO_BANNER, Pipeline, PipelineError
 
@@ -32,7 +34,7 @@ def run_command(
     try:
         cfg = load_experiment(config)
     except ConfigError as exc:
-        console.print(f"[red]config error:[/] {exc}", soft_wrap=True)
+        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
     if isinstance(cfg, RewritingConfig):  # study: rewriting (warehouse/experiment/rewriting_pipeline.py)
         from warehouse.commands.run_rewriting import run_rewriting
@@ -42,17 +44,22 @@ def run_command(
     if limit is not None:
         unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
         if unsupported:
-            console.print(f"[red]--limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)}[/]")
+            console.print("[red]--limit applies to qasper and hotpotqa corpora only, not "
+                          f"{escape(', '.join(unsupported))}[/]")
             raise typer.Exit(2)
         cfg = dataclasses.replace(cfg, limit=limit)
+    pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
+    existed = pipeline.warehouse.exists()
+    _ = pipeline.con  # open it now: a warehouse that cannot be opened fails before anything is printed
     banners = [b for b, on in ((DEMO_BANNER, cfg.demo), (_tiny_banner(cfg), cfg.llm.tiny)) if on]
     for banner in banners:
         console.print(Panel(banner, style="bold yellow"))
-    pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
     try:
         pipeline.run()
     except (ConfigError, PipelineError, DbtError) as exc:
-        console.print(f"[red]run failed:[/] {exc}", soft_wrap=True)
+        if not existed:  # a run that failed before loading anything leaves no new warehouse file
+            discard_if_empty(pipeline.warehouse)
+        console.print(f"[red]run failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1)
     print_summary(console, pipeline)
     for banner in banners:
@@ -76,40 +83,52 @@ def print_summary(console: Console, pipeline) -> None:
     for col in ("stage", "scope", "status", "seconds", "peak RSS MiB", "detail"):
         stages.add_column(col, overflow="fold", no_wrap=col in ("stage", "status"))
     for s in outcome.stages:
-        stages.add_row(s.stage, s.scope, s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}", s.detail)
+        stages.add_row(escape(s.stage), escape(s.scope), s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}",
+                       escape(s.detail))
     console.print(stages)
     if not outcome.did_work:
         console.print("[green]nothing changed since the last run: no ingest, LLM calls, embedding, retrieval or dbt build were done[/]")
 
     con = connect(outcome.warehouse)  # same configuration as dbt's in-process connection (not read-only)
     try:
-        rows = [r for r in contrast_rows(con) if r.get("is_primary")]
-        table = Table(title=f"primary cell: {pipeline.config.primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
-                            f"reranker {pipeline.config.primary.reranker}")
+        corpora = {c.name for c in pipeline.config.corpora}  # the experiment's own, whatever else is loaded
+        rows = [r for r in contrast_rows(con) if r.get("is_primary") and r["corpus"] in corpora]
+        primary = pipeline.config.primary
+        table = Table(title=escape(f"primary cell: {primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
+                                   f"reranker {primary.reranker}"))
         for col in ("contrast", "arms", "corpus", "n q", "n docs", "mean Δ", "95% CI", "p", "Holm p", "dz"):
             table.add_column(col, justify="right")
         for r in rows:
-            table.add_row(r["contrast"], r["arms"], r["corpus"], str(r["n_queries"]), str(r["n_docs"]), _num(r["mean_delta"]),
+            table.add_row(escape(r["contrast"]), escape(r["arms"]), escape(r["corpus"]), str(r["n_queries"]),
+                          str(r["n_docs"]), _num(r["mean_delta"]),
                           f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", p_text(r["p_value"], r.get("n_boot")),
                           p_text(r["p_holm"], r.get("n_boot"), r.get("family_size") or 1),
                           _num(r["dz"], "{:.3f}"))
         console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
         cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
-        means = [m for m in condition_means(con) if m["metric"] == pipeline.config.primary.metric
+        all_means = condition_means(con)
+        means = [m for m in all_means if m["metric"] == pipeline.config.primary.metric
                  and any((m["corpus"], m["embedder"], m["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)]
-        mt = Table(title=f"per-condition mean {pipeline.config.primary.metric} (primary embedder and reranker)")
+        mt = Table(title=f"per-condition mean {escape(pipeline.config.primary.metric)} (primary embedder and reranker)")
         for col in ("corpus", "condition", "mean", "n queries"):
             mt.add_column(col, justify="right")
         order = {c: i for i, c in enumerate(condition_order())}
         for m in sorted(means, key=lambda m: (m["corpus"], order.get(m["condition"], 99))):
-            mt.add_row(m["corpus"], m["condition"], _num(m["mean"], "{:.4f}"), str(m["n"]))
-        console.print(mt if means else "[yellow]no per-condition means (query_metrics is empty)[/]")
+            mt.add_row(escape(m["corpus"]), escape(m["condition"]), _num(m["mean"], "{:.4f}"), str(m["n"]))
+        console.print(mt if means else f"[yellow]{escape(_no_means_reason(primary.metric, all_means))}[/]")
     finally:
         con.close()
     for name, reason in sorted(outcome.not_run.items()):
-        console.print(f"[yellow]not run[/] {name}: {reason}")
+        console.print(f"[yellow]not run[/] {escape(name)}: {escape(reason)}")
     if outcome.report:
-        console.print(f"report: {outcome.report}")
+        console.print(f"report: {escape(str(outcome.report))}")
+
+
+def _no_means_reason(metric: str, all_means: list[dict]) -> str:
+    if not all_means:
+        return "no per-condition means (query_metrics is empty)"
+    held = ", ".join(sorted({m["metric"] for m in all_means}))
+    return f"no per-condition means of {metric} in the primary cells (query_metrics holds {held})"
 
 
 def _num(value, fmt: str = "{:+.4f}") -> str:

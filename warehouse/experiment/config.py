@@ -225,6 +225,29 @@ def known_contrasts() -> dict[str, tuple[str, str]]:
         return {r["contrast"]: (r["treatment"], r["control"]) for r in csv.DictReader(handle)}
 
 
+def known_metrics() -> list[str]:
+    """Metric names ``query_metrics`` produces: its ``metric`` column's accepted values in
+    ``models/marts/chunking/query_metrics.yml`` (the only place the list lives)."""
+    spec = yaml.safe_load((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.yml").read_text())
+    (model,) = [m for m in spec["models"] if m["name"] == "query_metrics"]
+    (column,) = [c for c in model["columns"] if c["name"] == "metric"]
+    return next(t["accepted_values"]["arguments"]["values"] for t in column["data_tests"]
+                if isinstance(t, dict) and "accepted_values" in t)
+
+
+def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
+    """Raise :class:`ConfigError` at ``key`` unless ``model`` resolves to an embedder (``kind``
+    'embedder') or a cross-encoder ('reranker') that can be loaded: a registered name, an existing
+    local directory or a hub id (checked without loading anything)."""
+    from ingest.retrieval.embedders import EmbedderError, resolve_embedder
+    from ingest.retrieval.rerank import RerankError, resolve_reranker
+
+    try:
+        (resolve_embedder if kind == "embedder" else resolve_reranker)(model)
+    except (EmbedderError, RerankError) as exc:
+        raise r.fail(key, str(exc)) from None
+
+
 class _Reader:
     """Typed access to a mapping that reports errors as ``<file>: <dotted.key>: <problem>``."""
 
@@ -272,8 +295,21 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
     try:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
     return parse_config(raw, file)
+
+
+def yaml_where(exc: yaml.YAMLError) -> str:
+    """' at line L, column C: problem (context started at ...)' of a YAML error, on one line (every
+    reader of an experiment YAML reports ``f"{file}: not valid YAML{yaml_where(exc)}"``)."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return ": " + " ".join(str(exc).split())
+    where = f" at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None:
+        where += f" ({context} started at line {start.line + 1}, column {start.column + 1})"
+    return where
 
 
 def parse_config(raw: Any, file: Path) -> ExperimentConfig:
@@ -325,6 +361,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         if not isinstance(strong, bool):
             raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
         model = r.string(e["model"], f"{key}.model")
+        _model_name(r, f"{key}.model", model, "embedder")
         embedders.append(EmbedderSpec(model, model, strong,
                                       r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
     strong = [e.name for e in embedders if e.strong]
@@ -340,6 +377,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         model = r.string(e["model"], f"{key}.model")
         if model == "none":
             raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
+        _model_name(r, f"{key}.model", model, "reranker")
         rerankers.append(RerankerSpec(model, model, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
@@ -382,7 +420,8 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     corpus = p.get("corpus")
     if corpus is not None:
         r.choice(corpus, "primary.corpus", names)
-    primary = PrimaryCell(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), emb, rer, corpus)
+    metric = r.choice(r.string(p.get("metric", "cov-nDCG@10"), "primary.metric"), "primary.metric", known_metrics())
+    primary = PrimaryCell(metric, emb, rer, corpus)
 
     limit = raw.get("limit")
     if limit is not None:

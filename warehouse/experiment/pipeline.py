@@ -16,9 +16,11 @@ tests are selected cautiously: only those whose every parent is built in the sam
 
 Every stage is the same importable function its own CLI command calls (``ingest.corpora.qasper.load.load_qasper``,
 ``ingest.retrieval.embed.embed_stage``, ``ingest.retrieval.retrieve.retrieve_stage``, ...). Before running, a stage's
-input fingerprint (:mod:`warehouse.manifest`) is compared with the one stored in ``stage_manifest``;
-an equal fingerprint skips the stage and says so, so a second run with nothing changed does no
-ingest, no LLM call, no embedding, no retrieval and no dbt build. The stage functions are themselves
+input fingerprint (:mod:`warehouse.manifest`) is compared with the one stored in ``stage_manifest``,
+and the digest of the stage's output rows (:mod:`warehouse.experiment.outputs`) with the one stored
+when it finished; when both are equal the stage is skipped and says so, so a second run with
+nothing changed does no ingest, no LLM call, no embedding, no retrieval and no dbt build, while a
+stage whose output was replaced or wiped by hand since runs again. The stage functions are themselves
 incremental (embeddings keyed by text hash, runs by fingerprint, LLM calls cached), so a changed
 input recomputes only what it touches.
 
@@ -40,6 +42,7 @@ from rich.markup import escape
 from warehouse import manifest
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
+from warehouse.experiment import outputs as stage_outputs
 from warehouse.experiment.config import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
 from warehouse.paths import PROJECT_ROOT, warehouse_path
 
@@ -116,18 +119,24 @@ class Pipeline:
             self._con = None
 
     # --- one stage -------------------------------------------------------------------------------
-    def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False) -> str:
+    def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False,
+              outputs: list[stage_outputs.Output] = ()) -> str:
         """Run ``work`` unless ``parts`` fingerprint to what ``stage_manifest`` holds for (stage, scope)
-        (``force``: run regardless, e.g. when the stage's output file is missing).
+        and the ``outputs`` rows digest to what they did when the stage last finished (``force``: run
+        regardless, e.g. when the stage's output file is missing).
 
         ``work`` returns a one-line detail. Returns the fingerprint."""
         fp = manifest.sha256_parts([stage, scope, *parts])
         self.fingerprints[(stage, scope)] = fp
         label = escape(f"{stage} [{scope}]" if scope else stage)
-        if not force and manifest.stored_fingerprint(self.con, stage, scope) == fp:
-            self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
-            self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
-            return fp
+        stored = None if force else manifest.stored_stage(self.con, stage, scope)
+        if stored is not None and stored[0] == fp:
+            if stored[1] == manifest.output_digest(self.con, outputs):
+                self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
+                self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
+                return fp
+            self.console.print(f"[yellow]! {label}: inputs unchanged but its output in the warehouse changed since it "
+                               "ran: running it again[/]", soft_wrap=True)
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
         try:
@@ -137,7 +146,7 @@ class Pipeline:
         except Exception as exc:  # every stage error becomes one message naming the stage
             raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - started
-        manifest.record(self.con, stage, scope, fp, detail, seconds)
+        manifest.record(self.con, stage, scope, fp, detail, seconds, manifest.output_digest(self.con, outputs))
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
         return fp
@@ -148,7 +157,8 @@ class Pipeline:
             files = self.config.resolve_sources(corpus, self.data)
             parts = [corpus.loader, repr(sorted(corpus.options.items())), f"limit={self.config.limit}"]
             parts += [f"{f.name}={manifest.file_digest(f)}" for f in files]
-            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f))
+            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f),
+                       outputs=stage_outputs.ingest(corpus.name, corpus.loader))
 
     def _ingest_one(self, corpus, files: list[Path]) -> str:
         if corpus.loader == "qasper":
@@ -185,7 +195,8 @@ class Pipeline:
                     "Wikipedia queries are LLM-generated and no LLM backend is configured: the corpus has no queries")
                 continue
             parts = [self.fingerprints[("ingest", corpus.name)], *self._llm_parts()]
-            self.stage("queries", corpus.name, parts, lambda c=corpus.name: self._queries_one(c))
+            self.stage("queries", corpus.name, parts, lambda c=corpus.name: self._queries_one(c),
+                       outputs=stage_outputs.queries(corpus.name))
 
     def _queries_one(self, corpus: str) -> str:
         from ingest.genqueries.stage import FINAL_PER_TYPE
@@ -204,7 +215,8 @@ class Pipeline:
             parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
             if self.config.inducer == "texttiling":  # its paragraph vectors: the default embedder's precision
                 parts.append(f"precision={self.config.precision}")
-            self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c))
+            self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c),
+                       outputs=stage_outputs.induce(corpus.name, self.config.inducer))
 
     def _induce_one(self, corpus: str) -> str:
         from ingest.structure.stage import induce as induce
@@ -240,7 +252,8 @@ class Pipeline:
     def chunk(self) -> None:
         for corpus in self.config.corpora:
             parts = [self.fingerprints[("ingest", corpus.name)], self.fingerprints.get(("induce", corpus.name), "-")]
-            self.stage("chunk", corpus.name, parts, lambda c=corpus.name: self._chunk_one(c))
+            self.stage("chunk", corpus.name, parts, lambda c=corpus.name: self._chunk_one(c),
+                       outputs=stage_outputs.chunk(corpus.name))
 
     def contexts(self, runnable: list[str]) -> None:
         """A1's LLM contexts for the fixed chunks (only when A1 is runnable)."""
@@ -248,7 +261,8 @@ class Pipeline:
             return
         for corpus in self.config.corpora:
             parts = [self.fingerprints[("chunk", corpus.name)], *self._llm_parts()]
-            self.stage("contexts", corpus.name, parts, lambda c=corpus.name: self._contexts_one(c))
+            self.stage("contexts", corpus.name, parts, lambda c=corpus.name: self._contexts_one(c),
+                       outputs=stage_outputs.contexts(corpus.name))
 
     def _contexts_one(self, corpus: str) -> str:
         from ingest.chunking.contexts import generate_contexts as generate
@@ -280,7 +294,8 @@ class Pipeline:
                 _ = self.con  # reopen
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
 
-        return self.stage(f"dbt:{tag}", "", parts, work)
+        return self.stage(f"dbt:{tag}", "", parts, work,
+                          outputs=stage_outputs.conditions() if tag == "conditions" else stage_outputs.evaluation())
 
     def dbt_vars(self) -> dict[str, Any]:
         reranker = self.config.primary.reranker
@@ -298,12 +313,18 @@ class Pipeline:
 
         return resolve_reranker(model, self.config.precision_of(model)).name
 
-    def embed(self, conditions_fp: str, runnable: list[str]) -> None:
+    def embed(self, runnable: list[str]) -> None:
+        """Embed each corpus's texts: its inputs are its own condition texts and queries, so another
+        corpus in the warehouse (loaded by hand, or another experiment's) never makes it rerun."""
         for corpus in self.config.corpora:
+            texts = [manifest.table_digest(self.con, "condition_texts", "corpus = ?", [corpus.name],
+                                           ("condition", "chunk_id", "text_hash")),  # what retrieval reads too
+                     manifest.table_digest(self.con, "queries", "corpus = ?", [corpus.name], ("query_id", "text"))]
             for emb in self.config.embedders:
                 scope = f"{corpus.name}|{self.embedder_name(emb.model)}"
-                self.stage("embed", scope, [conditions_fp, emb.model, ",".join(runnable)],
-                           lambda c=corpus.name, m=emb.model: self._embed_one(c, m, runnable))
+                self.stage("embed", scope, [*texts, emb.model, ",".join(runnable)],
+                           lambda c=corpus.name, m=emb.model: self._embed_one(c, m, runnable),
+                           outputs=stage_outputs.embed(corpus.name, self.embedder_name(emb.model)))
 
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.embed import embed_stage as embed
@@ -320,11 +341,13 @@ class Pipeline:
                 embed_fp = self.fingerprints[("embed", f"{corpus.name}|{name}")]
                 scope = f"{corpus.name}|{name}"
                 self.stage("retrieve", scope, [embed_fp, f"k={self.config.k}", ",".join(runnable)],
-                           lambda c=corpus.name, m=emb.model: self._retrieve_one(c, m, runnable))
+                           lambda c=corpus.name, m=emb.model: self._retrieve_one(c, m, runnable),
+                           outputs=stage_outputs.retrieve(corpus.name, name))
                 for rr in self.config.rerankers:
                     parts = [self.fingerprints[("retrieve", scope)], rr.model]
                     self.stage("rerank", f"{scope}|{self.reranker_name(rr.model)}", parts,
-                               lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable))
+                               lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable),
+                               outputs=stage_outputs.rerank(corpus.name, name, self.reranker_name(rr.model)))
 
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.retrieve import retrieve_stage as retrieve
@@ -406,7 +429,7 @@ class Pipeline:
             conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
             runnable = self.no_chunk_conditions(runnable)
             self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
-            self.embed(conditions_fp, runnable)
+            self.embed(runnable)
             self.retrieve(runnable)
             run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank")]
             evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])

@@ -53,6 +53,7 @@ from warehouse.experiment.config import (
     LLMSpec,
     _Reader,
     load_config,
+    yaml_where,
 )
 
 LOADERS = ("hotpotqa", "beir", "enterprise_rag", "ambignq")
@@ -123,7 +124,7 @@ def load_experiment(path: str | os.PathLike | None = None):
         try:
             raw = yaml.safe_load(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
+            raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
         if isinstance(raw, dict) and raw.get("study") == "rewriting":
             return parse_rewriting_config(raw, file)
     return load_config(path)

@@ -40,6 +40,7 @@ import pyarrow as pa
 from ingest.corpora.qasper.questions import QUESTION_REASONS, EvidenceMatcher, judge_question
 from ingest.corpora.qasper.records import SourcedPaper, merge_papers
 from ingest.corpora.qasper.text import flatten_paper
+from ingest.errors import no_documents
 from ingest.structure.segments import build_sections, verify_sections
 from warehouse.db import replace_structured_corpus, replace_where, transaction
 from warehouse.schema import arrow_schema
@@ -127,11 +128,14 @@ def build_qasper(files: list[Path], corpus: str = "qasper", limit: int | None = 
 def load_qasper(con: duckdb.DuckDBPyConnection, files: list[Path], corpus: str = "qasper",
                 limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
     """Build the corpus from ``files`` (see :func:`build_qasper`) and replace its rows in the warehouse
-    in one transaction. Returns a summary: counts per table, the funnel, match-method shares
-    (share = n_method / n_spans), quarantine counts per stage, and ``seconds`` (wall clock)."""
+    in one transaction (refused with :func:`ingest.errors.no_documents` when no paper is left).
+    Returns a summary: counts per table, the funnel, match-method shares (share = n_method /
+    n_spans), quarantine counts per stage, and ``seconds`` (wall clock)."""
     started = time.perf_counter()
     built = build_qasper(files, corpus, limit, progress)
     t = built.tables
+    if t["documents"].num_rows == 0:
+        raise no_documents([str(f) for f in files], corpus, {s: dict(built.funnel[s]) for s in ("records", "papers")})
     with transaction(con):
         replace_where(con, "evidence", "starts_with(query_id, ?)", [corpus + "/"], t["evidence"])
         replace_where(con, "queries", "corpus = ?", [corpus], t["queries"])

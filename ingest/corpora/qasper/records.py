@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
 _SPLIT_TOKENS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -88,15 +89,7 @@ def split_from_filename(path: Path) -> str | None:
 def read_papers(path: Path) -> list[Paper]:
     """Every paper record of one file, in file order (see the module docstring for the layouts)."""
     name = str(path)
-    raw = path.read_bytes()
-    try:
-        content = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise IngestError(
-            name, f"line {line}", f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
-            "re-export the file as UTF-8",
-        ) from None
+    content = read_text(path)
     if path.suffix.lower() == ".jsonl":
         return [_parse_record(name, record_id, obj, None) for record_id, obj in _jsonl_objects(name, content)]
     try:

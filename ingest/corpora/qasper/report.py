@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ingest.corpora.summary_tables import counts_table, funnel_table
@@ -9,7 +10,7 @@ from ingest.corpora.summary_tables import counts_table, funnel_table
 
 def render_summary(summary: dict, console: Console) -> None:
     """Print counts, the funnel per stage, match-method shares and quarantine counts."""
-    console.print(counts_table(f"QASPER -> corpus {summary['corpus']!r} ({summary['seconds']:.1f} s)", summary,
+    console.print(counts_table(f"QASPER -> corpus {escape(repr(summary['corpus']))} ({summary['seconds']:.1f} s)", summary,
                                ("papers", "sections", "paragraphs", "queries", "evidence_spans")))
     console.print(funnel_table(summary["funnel"]))
 
@@ -21,7 +22,7 @@ def render_summary(summary: dict, console: Console) -> None:
 
     quarantined = summary["quarantine"]
     if quarantined:
-        console.print("quarantined: " + ", ".join(f"{stage} {n}" for stage, n in quarantined.items())
+        console.print("quarantined: " + ", ".join(f"{escape(stage)} {n}" for stage, n in quarantined.items())
                       + " (see table quarantine)")
     else:
         console.print("quarantined: none")

@@ -52,6 +52,7 @@ import pyarrow as pa
 from ingest.corpora.wikipedia.records import WikiRecord, read_records
 from ingest.corpora.wikipedia.topics import BUCKETS, sampling_walk, topic_bucket
 from ingest.corpora.wikipedia.wikitext import WikiArticle, categories, parse, parse_article
+from ingest.errors import no_documents
 from warehouse.db import replace_structured_corpus, replace_where, transaction
 from warehouse.schema import arrow_schema
 
@@ -264,9 +265,13 @@ def load_wikipedia(con: duckdb.DuckDBPyConnection, file: Path, corpus: str = "wi
 def write_wikipedia(con: duckdb.DuckDBPyConnection, built: WikipediaTables) -> None:
     """Replace the corpus's rows in ONE transaction: documents, paragraphs, gold sections, this loader's
     funnel stages and quarantine rows, and its ``corpus_meta`` keys (other structures, stages and keys
-    of the corpus are left alone)."""
+    of the corpus are left alone). Refused (:func:`ingest.errors.no_documents`) when no article is left."""
     t = built.tables
     corpus = built.corpus
+    if t["documents"].num_rows == 0:
+        meta = dict(zip(t["corpus_meta"].column("key").to_pylist(), t["corpus_meta"].column("value").to_pylist()))
+        raise no_documents([meta["source_file"]], corpus,
+                           {s: dict(built.funnel[s]) for s in ("pages", "articles", "filters", "sampling")})
     meta_list = ", ".join(f"'{k}'" for k in _META_KEYS)
     with transaction(con):
         replace_structured_corpus(con, corpus, t, STAGES, QUARANTINE_STAGES)

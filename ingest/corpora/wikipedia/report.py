@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ingest.corpora.summary_tables import counts_table, funnel_table
@@ -9,14 +10,14 @@ from ingest.corpora.summary_tables import counts_table, funnel_table
 
 def render_summary(summary: dict, console: Console) -> None:
     """Print counts, the funnel per stage, bucket sizes and per-article distributions."""
-    console.print(counts_table(f"Wikipedia -> corpus {summary['corpus']!r} ({summary['seconds']:.1f} s)", summary,
+    console.print(counts_table(f"Wikipedia -> corpus {escape(repr(summary['corpus']))} ({summary['seconds']:.1f} s)", summary,
                                ("documents", "sections", "paragraphs", "quarantined")))
     console.print(funnel_table(summary["funnel"], "funnel (input -> reasons -> kept; filter_failures counts each "
                                                   "filter independently)"))
 
     buckets = Table(title="topic buckets (loaded documents)")
     for bucket in summary["bucket_sizes"]:
-        buckets.add_column(bucket, justify="right")
+        buckets.add_column(escape(bucket), justify="right")
     buckets.add_row(*(str(n) for n in summary["bucket_sizes"].values()))
     console.print(buckets)
 

@@ -1,7 +1,7 @@
 {{ config(tags=['evaluation']) }}
 -- Exploratory: per-condition means cut by query_type and by topic_bucket (cut = the column name,
 -- cut_value = its value; '(none)' where the query has none, e.g. QASPER topic buckets).
--- Filter it, or see analyses/metric_cuts_*.sql.
+-- Filter it, or see analyses/metric_cuts_*.sql. Means sum the values in sorted order (bit-identical builds).
 with long as (
     select corpus, embedder, reranker, condition, metric, 'query_type' as cut,
         coalesce(query_type, '(none)') as cut_value, value
@@ -21,6 +21,6 @@ select
     cut::varchar as cut,
     cut_value::varchar as cut_value,
     count(*)::bigint as n_queries,
-    avg(value)::double as mean_value
+    avg(value order by value)::double as mean_value
 from long
 group by all

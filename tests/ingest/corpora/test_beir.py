@@ -91,3 +91,17 @@ def test_real_scifact(con, shared_data):
     assert con.execute("SELECT count(*) FROM qrels WHERE relevance <> 1").fetchall()[0][0] == 0
     assert con.execute("SELECT count(*) FROM paragraphs p JOIN documents d USING (doc_id) "
                        "WHERE p.char_start <> length(d.title) + 2 OR p.char_end <> length(d.text)").fetchall()[0][0] == 0
+
+
+@pytest.mark.parametrize("target, line", [("corpus.jsonl", 2), ("queries.jsonl", 3), ("qrels/test.tsv", 3)])
+def test_non_utf8_names_file_and_line_and_writes_nothing(con, tiny, target, line):
+    """Issue 14, defect 6: the error used to be Python's bare UnicodeDecodeError (no file, no line)."""
+    load_beir(con, tiny)
+    before = _snapshot(con)
+    path = tiny / target
+    lines = path.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1][:1] + b"\xe9" + lines[line - 1][1:]  # latin-1 e-acute: not UTF-8
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(IngestError, match=rf"{target}, record line {line}: byte 0xe9 at offset \d+ is not valid UTF-8"):
+        load_beir(con, tiny)
+    assert _snapshot(con) == before

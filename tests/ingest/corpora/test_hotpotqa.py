@@ -101,3 +101,14 @@ def test_train_file_streamed_with_limit_and_answers(con, tmp_path, monkeypatch):
     assert con.execute("SELECT DISTINCT split FROM documents").fetchall() == [("train",)]
     assert con.execute("SELECT answer FROM query_answers ORDER BY query_id").fetchall() == [
         (f"answer {i}",) for i in range(4)]
+
+
+def test_non_utf8_names_file_and_line(con, tmp_path):
+    """Issue 14, defect 6: the error used to be Python's bare UnicodeDecodeError (no file, no line)."""
+    path = tmp_path / "hp.json"
+    path.write_bytes(json.dumps(RECORDS, indent=1).replace("Scott is", "Sc\\u00f6tt is").encode().replace(
+        b"\\u00f6", b"\xf6"))
+    line = path.read_bytes()[: path.read_bytes().index(b"\xf6")].count(b"\n") + 1
+    with pytest.raises(IngestError, match=rf"hp.json, record line {line}: byte 0xf6 at offset \d+ is not valid UTF-8"):
+        load_hotpotqa(con, path)
+    assert con.execute("SELECT count(*) FROM documents").fetchall()[0][0] == 0

@@ -299,12 +299,19 @@ def test_both_layouts_give_identical_tables(tmp_path, v03_file, hf_file):
     assert tables["v03"]["documents"][0][5] == "train"  # split from the file name
 
 
+def _one_more_paper(path: Path) -> Path:
+    """A file with one loadable paper besides the fixture's (a load that keeps none is refused)."""
+    return write_v03(path, {"0000.00009": {"title": "Another", "abstract": "Its abstract.", "figures_and_tables": [],
+                                           "full_text": [{"section_name": "Intro", "paragraphs": ["Its text."]}],
+                                           "qas": []}})
+
+
 def test_conflicting_duplicate_is_quarantined(con, tmp_path, v03_file):
     changed = papers_v03()
     changed["0000.00002"]["abstract"] = "A different abstract."
     other = write_hf(tmp_path / "other.jsonl", changed)
-    load_qasper(con, [v03_file, other])
-    assert funnel(con, "records") == {"input": 6, "duplicate_identical": 2, "conflicting_duplicate": 2, "kept": 2}
+    load_qasper(con, [v03_file, other, _one_more_paper(tmp_path / "more.json")])
+    assert funnel(con, "records") == {"input": 7, "duplicate_identical": 2, "conflicting_duplicate": 2, "kept": 3}
     rows = con.execute("SELECT source_file, record_id, stage FROM quarantine WHERE stage = 'records' "
                        "ORDER BY ALL").fetchall()
     assert rows == sorted([(str(other), "0000.00002", "records"), (str(v03_file), "0000.00002", "records")])
@@ -319,10 +326,16 @@ def test_no_sections_and_empty_text_are_quarantined(con, v03_file):
                                      "empty_text": 1, "verification_failed": 0, "kept": 1}
 
 
-def test_verification_failure_quarantines_the_paper(con, v03_file, monkeypatch):
-    monkeypatch.setattr(qasper_module, "verify_sections", lambda rows, offsets: ["gap between section 1 and 2"])
-    load_qasper(con, [v03_file])
-    assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+def test_verification_failure_quarantines_the_paper(con, v03_file, tmp_path, monkeypatch):
+    calls = []  # papers are verified in id order: 0000.00002 fails, 0000.00009 passes
+
+    def verify(rows, offsets):
+        calls.append(1)
+        return ["gap between section 1 and 2"] if len(calls) == 1 else []
+
+    monkeypatch.setattr(qasper_module, "verify_sections", verify)
+    load_qasper(con, [v03_file, _one_more_paper(tmp_path / "more.json")])
+    assert con.execute("SELECT doc_id FROM documents").fetchall() == [("qasper/0000.00009",)]
     reason = con.execute("SELECT reason FROM quarantine WHERE record_id = '0000.00002'").fetchone()[0]
     assert reason == "verification_failed: gap between section 1 and 2"
 
@@ -425,7 +438,7 @@ def test_failed_load_leaves_warehouse_as_it_was(con, v03_file, hf_file, tmp_path
 
     monkeypatch.setattr(db_module, "replace_where", failing)
     with pytest.raises(RuntimeError, match="disk full"):
-        load_qasper(con, [hf_file], limit=1)
+        load_qasper(con, [hf_file], limit=2)
     assert {t: table_rows(con, t) for t in LOADED} == before
     monkeypatch.undo()
     bad = tmp_path / "bad.json"

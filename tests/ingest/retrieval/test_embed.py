@@ -184,8 +184,51 @@ def test_cli_reports_a_missing_model_and_exits_1(warehouse_file, tmp_path):
     from typer.testing import CliRunner
 
     from warehouse.cli import app
+    from warehouse.db import connect
 
+    connect(warehouse_file).close()  # embed needs an existing warehouse (it never creates one)
     result = CliRunner().invoke(app, ["embed", "--embedder", str(tmp_path / "nope" / "model"),
                                       "--warehouse", str(warehouse_file)])
     assert result.exit_code == 1
     assert "embed failed" in result.output and "neither a registered name" in result.output
+
+
+class _ClockedModel:
+    """A stand-in model (4-dim vectors from the text length) whose every encode call takes
+    ``seconds`` on the fake ``clock``; it records the size of each call."""
+
+    def __init__(self, clock: list[float], seconds: float):
+        self.clock, self.seconds, self.calls = clock, seconds, []
+
+    def get_embedding_dimension(self) -> int:
+        return 4
+
+    def encode(self, texts, **kw):
+        self.clock[0] += self.seconds
+        self.calls.append(len(texts))
+        return np.array([[len(t), 1.0, 2.0, 3.0] for t in texts], dtype=np.float32)
+
+
+@pytest.mark.parametrize("seconds_per_call, commits", [
+    (0.01, [256, 256, 88]),        # fast model: every 256 texts
+    (11.0, [192, 192, 192, 24]),   # slow model: 3 batches of 64 take 33 s >= 30 s
+])
+def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seconds_per_call, commits):
+    """Issue 14, defect 9: commits used to come every 1,024 texts only, so a small corpus killed
+    mid-embed kept nothing. Each commit ends on a model-batch boundary of the sorted work list."""
+    import ingest.retrieval.embed as embed
+
+    assert (embed.COMMIT_TEXTS, embed.COMMIT_SECONDS) == (256, 30.0)
+    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
+                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
+    clock = [0.0]
+    monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
+    stored: list[int] = []
+    original = embed.store_embeddings
+    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    model = _ClockedModel(clock, seconds_per_call)
+    report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
+                         show_progress=False)
+    assert report["embedded"] == 600 and stored == commits
+    assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64
+    assert con.execute("SELECT count(*) FROM embeddings WHERE embedder = 'fake'").fetchone()[0] == 600

@@ -135,3 +135,24 @@ def test_dbt_defaults_are_the_studys():
         assert (defaults["primary_metric"], defaults["primary_reranker"]) == (config.primary.metric, "none")
     for name in ("qasper", "wikipedia"):
         assert defaults["primary_embedder"] == load_config(PROJECT_ROOT / "experiments" / f"{name}.yml").strong_embedder.model
+
+
+@pytest.mark.parametrize("mutate, key", [
+    (lambda r: r.update(primary={"metric": "ndcg@10"}),
+     "primary.metric: 'ndcg@10' is not one of cov-nDCG@10, R@50, MRR, nDCG@10, TBC@512, TBC@1024, TBC@2048, HIT@10, "
+     "R@10, MRR@10"),
+    (lambda r: r["embedders"][0].update(model="minilm"), "embedders[0].model: embedder 'minilm' is neither a registered"),
+    (lambda r: r["embedders"][0].update(model="/no/such/model"), "embedders[0].model: embedder '/no/such/model' is"),
+    (lambda r: r.update(rerankers=[{"model": "/no/such/ce"}]),
+     "rerankers[0].model: reranker '/no/such/ce' is neither an existing local directory"),
+])
+def test_unknown_metric_embedder_or_reranker_names_the_key(mutate, key, tmp_path):
+    """Issue 14, defect 5: an unknown primary.metric used to be accepted (the primary cell silently
+    disappeared); a model name that can never load failed only at the embedding stage."""
+    raw = _base()
+    mutate(raw)
+    path = tmp_path / "bad.yml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: {key}"), str(info.value)

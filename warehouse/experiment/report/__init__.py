@@ -88,8 +88,8 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
         section_cuts(con, cells, config.primary.metric),
         section_budget(means, cells),
         section_routing(con),
-        section_funnel(con),
-        section_sizes(con),
+        section_funnel(con, [c.name for c in config.corpora]),
+        section_sizes(con, [c.name for c in config.corpora]),
         section_not_run(not_run),
     ]
     # the query-rewriting study (issue 12): its sections only when its marts hold rows

@@ -275,10 +275,12 @@ def section_routing(con: duckdb.DuckDBPyConnection) -> str:
                     html_table(["corpus", "embedder", "condition", "queries", "judged", "recalled", "section recall"], table))
 
 
-def section_funnel(con: duckdb.DuckDBPyConnection) -> str:
+def section_funnel(con: duckdb.DuckDBPyConnection, corpora: list[str]) -> str:
+    """The funnel of the experiment's ``corpora`` (other corpora in the warehouse are not its data)."""
     what = ("Every record the loaders read and what happened to it: inputs, what was kept, and each reason items "
             "were dropped (nothing is filtered silently). The figure shows the question funnel.")
-    rows = fetch_rows(con, "SELECT corpus, stage, reason, n FROM funnel ORDER BY corpus, stage, reason = 'input' DESC, reason = 'kept' DESC, reason")
+    rows = fetch_rows(con, "SELECT corpus, stage, reason, n FROM funnel WHERE list_contains(?, corpus) "
+                           "ORDER BY corpus, stage, reason = 'input' DESC, reason = 'kept' DESC, reason", [corpora])
     if not rows:
         return section("funnel", "Data funnel", what, not_run_note("the funnel table is empty (nothing was ingested)"))
     import matplotlib.pyplot as plt
@@ -297,14 +299,15 @@ def section_funnel(con: duckdb.DuckDBPyConnection) -> str:
     return section("funnel", "Data funnel", what, body)
 
 
-def section_sizes(con: duckdb.DuckDBPyConnection) -> str:
+def section_sizes(con: duckdb.DuckDBPyConnection, corpora: list[str]) -> str:
+    """Chunk sizes of the experiment's ``corpora``."""
     what = ("Fixed windows are size-matched to the structural chunks of the reference structure (induced when present, "
             "else gold): the table compares mean content tokens per chunkset (prefix tokens excluded), the histogram "
             "their distributions (whole-document chunks left out of the figure).")
     rows = fetch_rows(con, """
         SELECT split_part(c.doc_id, '/', 1) AS corpus, c.chunkset, count(*) AS chunks,
                avg(c.content_tokens) AS mean_tokens, median(c.content_tokens) AS median_tokens
-        FROM chunks c GROUP BY ALL ORDER BY ALL""")
+        FROM chunks c WHERE list_contains(?, split_part(c.doc_id, '/', 1)) GROUP BY ALL ORDER BY ALL""", [corpora])
     if not rows:
         return section("sizes", "Size matching", what, not_run_note("no chunks (the chunk stage did not run)"))
     import matplotlib.pyplot as plt
@@ -317,7 +320,8 @@ def section_sizes(con: duckdb.DuckDBPyConnection) -> str:
                        html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table))
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for chunkset in chunksets:
-        tokens = [t for (t,) in con.execute("SELECT content_tokens FROM chunks WHERE chunkset = ?", [chunkset]).fetchall()]
+        tokens = [t for (t,) in con.execute("SELECT content_tokens FROM chunks WHERE chunkset = ? AND "
+                                            "list_contains(?, split_part(doc_id, '/', 1))", [chunkset, corpora]).fetchall()]
         ax.hist(tokens, bins=30, histtype="step", lw=1.5, label=chunkset)
     ax.set_xlabel("content tokens per chunk")
     ax.set_ylabel("chunks")

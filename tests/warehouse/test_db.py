@@ -1,0 +1,79 @@
+"""Opening the warehouse: every way it can fail is one line naming the file and what to do
+(issue 14, defect 3), and a command that may not create the warehouse never does."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from warehouse.db import WarehouseError, connect, discard_if_empty
+
+HOLDER = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()"
+
+
+def _one_line(exc: pytest.ExceptionInfo) -> str:
+    message = str(exc.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+def test_second_writer_names_file_and_holder_pid(tmp_path):
+    path = tmp_path / "held.duckdb"
+    connect(path).close()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        for read_only in (False, True):
+            with pytest.raises(WarehouseError) as exc:
+                connect(path, read_only=read_only)
+            assert _one_line(exc) == (
+                f"warehouse {path} is in use by another process (PID {holder.pid}): wait for it to finish, "
+                "or pass another --warehouse FILE")
+    finally:
+        holder.communicate("")
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("empty", "warehouse {p} is an empty (0-byte) file, not a DuckDB database: delete it to start a new warehouse "
+              "there, or pass another --warehouse FILE"),
+    ("junk", "warehouse {p} is not a DuckDB database file: pass the path of a warehouse with --warehouse (a path "
+             "that does not exist yet starts a new one)"),
+    ("directory", "warehouse {p} is a directory: pass a file path with --warehouse (e.g. {p}/ragwh.duckdb)"),
+])
+def test_unusable_paths(tmp_path, kind, expected):
+    path = tmp_path / "wh.duckdb"
+    if kind == "directory":
+        path.mkdir()
+    else:
+        path.write_bytes(b"" if kind == "empty" else b"not a database " * 300)
+    before = None if kind == "directory" else path.read_bytes()
+    for read_only in (False, True):
+        with pytest.raises(WarehouseError) as exc:
+            connect(path, read_only=read_only)
+        assert _one_line(exc) == expected.format(p=path)
+    assert kind == "directory" and path.is_dir() or path.read_bytes() == before
+
+
+def test_missing_warehouse_is_not_created_unless_asked(tmp_path):
+    path = tmp_path / "sub" / "none.duckdb"
+    expected = (f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), "
+                "or pass --warehouse FILE")
+    for kwargs in ({"read_only": True}, {"create": False}):
+        with pytest.raises(WarehouseError) as exc:
+            connect(path, **kwargs)
+        assert _one_line(exc) == expected
+    assert not path.parent.exists()
+    connect(path).close()  # the default (a loader, `ragwh run`) creates it
+    assert path.is_file()
+
+
+def test_discard_if_empty_removes_only_a_warehouse_without_rows(tmp_path):
+    empty, loaded = tmp_path / "empty.duckdb", tmp_path / "loaded.duckdb"
+    connect(empty).close()
+    con = connect(loaded)
+    con.execute("INSERT INTO qrels VALUES ('q/1', 'd/1', 1)")
+    con.close()
+    assert discard_if_empty(empty) and not empty.exists()
+    assert not discard_if_empty(loaded) and loaded.is_file()
