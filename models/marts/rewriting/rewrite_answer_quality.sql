@@ -78,14 +78,14 @@ split as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, tau, contrast, treatment, control, metric, split, seed,
-        avg(t_value) as t_mean, avg(c_value) as c_mean
+        avg(t_value order by t_value) as t_mean, avg(c_value order by c_value) as c_mean
     from split
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, tau, contrast, treatment, control, metric, split,
-        count(*) as n_seeds, avg(t_mean) as mean_treatment, avg(c_mean) as mean_control
+        count(*) as n_seeds, avg(t_mean order by t_mean) as mean_treatment, avg(c_mean order by c_mean) as mean_control
     from seed_means
     group by all
 ),
@@ -96,7 +96,7 @@ boot as (
                          {{ var('rewriting_bootstrap_seed') }}) as b
     from (
         select corpus, embedder, reranker, helper, tau, contrast, metric, split, query_id,
-            avg(t_value - c_value) as d
+            avg(t_value - c_value order by t_value - c_value) as d
         from split
         group by all
     )

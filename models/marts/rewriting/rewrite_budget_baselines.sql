@@ -16,9 +16,9 @@ with controls as (
 ),
 
 baseline as (
-    select m.corpus, m.embedder, m.reranker, m.metric, avg(m.seed_mean) as mean_value
+    select m.corpus, m.embedder, m.reranker, m.metric, avg(m.seed_mean order by m.seed_mean) as mean_value
     from (
-        select q.corpus, q.embedder, q.reranker, q.metric, q.seed, avg(q.value) as seed_mean
+        select q.corpus, q.embedder, q.reranker, q.metric, q.seed, avg(q.value order by q.value) as seed_mean
         from {{ ref('rewrite_query_metrics') }} as q
         inner join {{ ref('rewrite_groups') }} as g
             on g.corpus = q.corpus and g.embedder = q.embedder and g.reranker = q.reranker
@@ -36,9 +36,9 @@ cells as (
 ),
 
 control_means as (
-    select corpus, embedder, reranker, strategy, metric, avg(seed_mean) as mean_value, count(*) as n_seeds
+    select corpus, embedder, reranker, strategy, metric, avg(seed_mean order by seed_mean) as mean_value, count(*) as n_seeds
     from (
-        select corpus, embedder, reranker, strategy, metric, seed, avg(value) as seed_mean
+        select corpus, embedder, reranker, strategy, metric, seed, avg(value order by value) as seed_mean
         from {{ ref('rewrite_query_metrics') }}
         where kind = 'control'
         group by all

@@ -24,7 +24,7 @@ scored as (
 
 seed_wide as (
     select cell_key, rule, subset_mask, seed,
-        avg(hit) as "HIT@10", avg(recall) as "R@10", avg(ndcg) as "nDCG@10", avg(mrr) as "MRR@10"
+        avg(hit order by hit) as "HIT@10", avg(recall order by recall) as "R@10", avg(ndcg order by ndcg) as "nDCG@10", avg(mrr order by mrr) as "MRR@10"
     from scored
     group by all
 ),
@@ -43,10 +43,10 @@ solo as (
 ),
 
 best_solo as (
-    select cell_key, metric, strategy, avg(seed_mean) as mean_value
-    from (select cell_key, strategy, bit, metric, seed, avg(value) as seed_mean from solo group by all)
+    select cell_key, metric, strategy, avg(seed_mean order by seed_mean) as mean_value
+    from (select cell_key, strategy, bit, metric, seed, avg(value order by value) as seed_mean from solo group by all)
     group by cell_key, metric, strategy, bit
-    qualify row_number() over (partition by cell_key, metric order by avg(seed_mean) desc, bit) = 1
+    qualify row_number() over (partition by cell_key, metric order by avg(seed_mean order by seed_mean) desc, bit) = 1
 ),
 
 best_seed as (
@@ -63,8 +63,8 @@ best_seed as (
 query_deltas as (
     -- the study's pairing rule: per (query, seed) ensemble - best solo, then the mean over seeds
     select e.cell_key, e.query_key, e.rule, e.subset_mask,
-        avg(e.hit - b."HIT@10") as d1, avg(e.recall - b."R@10") as d2,
-        avg(e.ndcg - b."nDCG@10") as d3, avg(e.mrr - b."MRR@10") as d4
+        avg(e.hit - b."HIT@10" order by e.hit - b."HIT@10") as d1, avg(e.recall - b."R@10" order by e.recall - b."R@10") as d2,
+        avg(e.ndcg - b."nDCG@10" order by e.ndcg - b."nDCG@10") as d3, avg(e.mrr - b."MRR@10" order by e.mrr - b."MRR@10") as d4
     from scored as e
     inner join best_seed as b on b.cell_key = e.cell_key and b.query_key = e.query_key and b.seed = e.seed
     group by all
@@ -107,7 +107,7 @@ holm as (
 
 summary as (
     select cell_key, rule, subset_mask, metric,
-        avg(seed_mean) as mean_value, stddev_samp(seed_mean) as sd_seeds, count(*) as n_seeds
+        avg(seed_mean order by seed_mean) as mean_value, stddev_samp(seed_mean order by seed_mean) as sd_seeds, count(*) as n_seeds
     from seed_means
     group by all
 ),

@@ -25,8 +25,8 @@ group_hits as (
 ),
 
 member_means as (
-    select corpus, embedder, reranker, bit, avg(seed_mean) as mean_hit
-    from (select corpus, embedder, reranker, bit, seed, avg(hit) as seed_mean from hits group by all)
+    select corpus, embedder, reranker, bit, avg(seed_mean order by seed_mean) as mean_hit
+    from (select corpus, embedder, reranker, bit, seed, avg(hit order by hit) as seed_mean from hits group by all)
     group by all
 ),
 
@@ -57,13 +57,13 @@ per_group as (
 ),
 
 seed_means as (
-    select corpus, embedder, reranker, subset_mask, seed, avg(oracle) as oracle, avg(best_member) as best_member
+    select corpus, embedder, reranker, subset_mask, seed, avg(oracle order by oracle) as oracle, avg(best_member order by best_member) as best_member
     from per_group
     group by all
 ),
 
 query_deltas as (
-    select corpus, embedder, reranker, subset_mask, query_id, avg(oracle - best_member) as delta
+    select corpus, embedder, reranker, subset_mask, query_id, avg(oracle - best_member order by oracle - best_member) as delta
     from per_group
     group by all
 ),
@@ -78,7 +78,7 @@ boot as (
 
 means as (
     select corpus, embedder, reranker, subset_mask, count(*) as n_seeds,
-        avg(oracle) as oracle_hit, avg(best_member) as best_member_hit
+        avg(oracle order by oracle) as oracle_hit, avg(best_member order by best_member) as best_member_hit
     from seed_means
     group by all
 )

@@ -21,16 +21,16 @@ with q as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, tau, metric, seed,
-        avg(router_value) as router_value, avg(baseline_value) as baseline_value, avg(merge_value) as merge_value,
-        avg(case when expanded then 1.0 else 0.0 end) as pct_expanded
+        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
+        avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as pct_expanded
     from q
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, tau, metric, count(*) as n_seeds,
-        avg(router_value) as router_value, avg(baseline_value) as baseline_value, avg(merge_value) as merge_value,
-        avg(pct_expanded) as pct_expanded
+        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
+        avg(pct_expanded order by pct_expanded) as pct_expanded
     from seed_means
     group by all
 ),
@@ -52,8 +52,8 @@ counts as (
 
 per_query as (
     select corpus, embedder, reranker, helper, tau, metric, query_key,
-        avg(router_value - baseline_value) as d_baseline,
-        avg(router_value - merge_value) as d_merge
+        avg(router_value - baseline_value order by router_value - baseline_value) as d_baseline,
+        avg(router_value - merge_value order by router_value - merge_value) as d_merge
     from q
     group by all
 ),

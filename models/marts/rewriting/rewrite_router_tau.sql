@@ -20,7 +20,7 @@ with base as (
 
 fits as (
     select corpus, embedder, reranker,
-        avg(top1_score) filter (where hit = 1) as hit_mean, avg(top1_score) filter (where hit = 0) as miss_mean
+        avg(top1_score order by top1_score) filter (where hit = 1) as hit_mean, avg(top1_score order by top1_score) filter (where hit = 0) as miss_mean
     from base
     group by all
 ),
@@ -31,7 +31,7 @@ folds as (
 
 fold_fits as (
     select f.corpus, f.embedder, f.reranker, f.fold,
-        avg(b.top1_score) filter (where b.hit = 1) as hit_mean, avg(b.top1_score) filter (where b.hit = 0) as miss_mean
+        avg(b.top1_score order by b.top1_score) filter (where b.hit = 1) as hit_mean, avg(b.top1_score order by b.top1_score) filter (where b.hit = 0) as miss_mean
     from folds as f
     inner join base as b
         on b.corpus = f.corpus and b.embedder = f.embedder and b.reranker = f.reranker and b.fold <> f.fold
@@ -52,7 +52,7 @@ choices as (
 ),
 
 choice_taus as (
-    select corpus, embedder, reranker, rule, source, avg(tau) as tau, count(*) as n_folds,
+    select corpus, embedder, reranker, rule, source, avg(tau order by tau) as tau, count(*) as n_folds,
         count(*) filter (where tau is null) as n_folds_without_tau
     from choices
     group by all
@@ -68,17 +68,17 @@ applied as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, rule, source, metric, seed,
-        avg(case when expanded then merge_value else baseline_value end) as router_value,
-        avg(baseline_value) as baseline_value, avg(merge_value) as merge_value,
-        avg(case when expanded then 1.0 else 0.0 end) as pct_expanded
+        avg(case when expanded then merge_value else baseline_value end order by case when expanded then merge_value else baseline_value end) as router_value,
+        avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
+        avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as pct_expanded
     from applied
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, rule, source, metric,
-        avg(router_value) as router_value, avg(baseline_value) as baseline_value,
-        avg(merge_value) as merge_value, avg(pct_expanded) as pct_expanded
+        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value,
+        avg(merge_value order by merge_value) as merge_value, avg(pct_expanded order by pct_expanded) as pct_expanded
     from seed_means
     group by all
 ),
