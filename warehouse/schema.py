@@ -191,7 +191,8 @@ TABLES: dict[str, str] = {
         rank INTEGER NOT NULL,          -- 1-based within (text, stage)
         chunk_id VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,
-        score DOUBLE NOT NULL           -- dense: cosine; rerank and mmr: the stage score (reranker, else cosine)""",
+        score DOUBLE NOT NULL,          -- dense: cosine; rerank and mmr: the stage score (reranker, else cosine)
+        ann_seed INTEGER                -- S1-ann4: the seed of the HNSW graph that gave the pool; NULL: exact search""",
     "rewrite_runs": """
         corpus VARCHAR NOT NULL,
         embedder VARCHAR NOT NULL,

@@ -15,7 +15,7 @@ c: 0.9 from 1 at rank 2, b: 0.7 from 1 -> ranking a, c, b (a before c: equal sco
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def max_merge(lists: Iterable[tuple[int, list[str], list[float]]], limit: int = 20) -> list[tuple[str, float, int]]:

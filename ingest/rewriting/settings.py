@@ -10,6 +10,7 @@ import dataclasses
 import json
 
 from ingest.chunking.sentence_windows import CHUNK_TOKENS, OVERLAP_TOKENS
+from ingest.rewriting.ann import AnnParams
 
 SEEDS = (42, 123, 2024)
 MMR_UNITS = ("documents", "chunks")
@@ -40,9 +41,11 @@ class RewriteSettings:
     - ``max_merged`` (20): documents kept after the max-score merge.
     - ``temperature`` (0.7), ``max_tokens`` (256): sampling of every rewriting request.
     - ``chunk_tokens`` / ``chunk_overlap`` (512 / 50): the sentence-window chunkset searched.
+    - ``ann_seeds`` (1, 2, 3, 4), ``ann_m`` (16), ``ann_ef_construction`` (100), ``ann_ef_search`` (20):
+      the HNSW graphs of the control S1-ann4, one per seed (:mod:`ingest.rewriting.ann`).
     """
 
-    strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100")
+    strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
     seeds: tuple[int, ...] = SEEDS
     pool: int = 20
     mmr_lambda: float = 0.85
@@ -61,6 +64,10 @@ class RewriteSettings:
     max_tokens: int = 256
     chunk_tokens: int = CHUNK_TOKENS
     chunk_overlap: int = OVERLAP_TOKENS
+    ann_seeds: tuple[int, ...] = (1, 2, 3, 4)
+    ann_m: int = 16
+    ann_ef_construction: int = 100
+    ann_ef_search: int = 20
 
     def __post_init__(self) -> None:
         problems = []
@@ -80,6 +87,10 @@ class RewriteSettings:
                 problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
         if not 0 <= self.chunk_overlap < self.chunk_tokens:
             problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
+        if not self.ann_seeds or len(set(self.ann_seeds)) != len(self.ann_seeds):
+            problems.append(f"ann_seeds must be distinct and non-empty, got {self.ann_seeds}")
+        if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search) < 1:
+            problems.append("ann m, ef_construction and ef_search must be >= 1")
         if any(n < 1 for _, n in self.n_variants):
             problems.append("n_variants must be >= 1")
         if problems:
@@ -88,6 +99,10 @@ class RewriteSettings:
     def variants_of(self, strategy: str) -> int:
         """Lines asked of the LLM for a question-form strategy."""
         return dict(self.n_variants).get(strategy, 1)
+
+    def ann(self) -> AnnParams:
+        """The HNSW settings of S1-ann4."""
+        return AnnParams(self.ann_seeds, self.ann_m, self.ann_ef_construction, self.ann_ef_search)
 
     def fingerprint(self) -> str:
         """Canonical JSON of every field (part of the stage fingerprint)."""

@@ -7,8 +7,9 @@
    strategies are made once and written under every seed);
 3. filter: originals and unscreened candidates embedded (queries as queries; HyDE passages per
    ``hyde_encoding``), cosines to the original, verdicts (:mod:`ingest.rewriting.variants`);
-4. search: each distinct (vector, rerank text, pool) through the fixed pipeline once
-   (:mod:`ingest.rewriting.textrun`); HyDE with ``hyde_combine: average`` searches once with the
+4. search: each distinct (vector, rerank text, pool, HNSW seed) through the fixed pipeline once
+   (:mod:`ingest.rewriting.textrun`; the control S1-ann4 searches the query once per ``ann_seeds``
+   graph, each a text run with its ``ann_seed``, merged in step 5 like a strategy's texts); HyDE with ``hyde_combine: average`` searches once with the
    normalized mean of its kept texts' vectors (recorded under ``variant_idx`` 0, reranked against the
    original query);
 5. merge: per (strategy, seed, query) the texts' top ``depth_k`` documents, max score, top ``max_merged``
@@ -86,7 +87,7 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
     k_max = max(s.depth_k for s in strategies)
     runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, k_max=k_max,
-                                      lam=settings.mmr_lambda, unit=settings.mmr_unit)
+                                      lam=settings.mmr_lambda, unit=settings.mmr_unit, ann=settings.ann())
     seconds.update(step_seconds)
 
     t0 = time.perf_counter()
@@ -167,11 +168,13 @@ def _plan(strategies, texts, settings: RewriteSettings, vectors: dict[str, np.nd
                 run = add(Search(("mean", *ks), original, pool), mean.astype(np.float32))
                 outputs.append(Output(name, seed, qt.query_id, 0, run, s.depth_k, pool))
                 continue
+            graphs = settings.ann_seeds if s.form == "ann" else (None,)
             for c in kept:
                 k = text_key(c.text, c.encode_as == "query")
                 rerank_text = c.text if settings.rerank_with == "text" else original
-                run = add(Search((k,), rerank_text, pool), vectors[k])
-                outputs.append(Output(name, seed, qt.query_id, c.variant_idx, run, s.depth_k, pool))
+                for graph in graphs:
+                    run = add(Search((k,), rerank_text, pool, graph), vectors[k])
+                    outputs.append(Output(name, seed, qt.query_id, c.variant_idx, run, s.depth_k, pool, graph))
     matrix = np.vstack(search_vectors).astype(np.float32) if search_vectors else np.zeros((0, 0), np.float32)
     return list(search_of), outputs, matrix
 

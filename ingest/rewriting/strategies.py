@@ -11,8 +11,9 @@ Forms:
 * ``query2doc`` — Query2Doc: the LLM writes a pseudo-document; the dense text is
   ``query + " [SEP] " + pseudo_doc`` (the paper's dense form; its BM25 form, the query repeated five
   times before the pseudo-document, is not used because the study's pipeline is dense);
-* ``ann`` — S1 over four seeded HNSW indexes (S1-ann4): the analysis part (issue 12) builds it, this
-  stage does not.
+* ``ann`` — the control S1-ann4: the query itself searched in each of four seeded HNSW graphs
+  (:mod:`ingest.rewriting.ann`), each pool reranked and MMR'd as usual, the four lists unioned by max
+  score like a multi-query strategy's texts.
 
 ``depth_k`` (how many documents each text keeps after rerank + MMR) is read from the seed only.
 """
@@ -51,11 +52,6 @@ class Strategy:
     prompt: str | None
     pool: int | None  # None: the configured pool
 
-    @property
-    def runnable_here(self) -> bool:
-        """False for forms another stage produces (S1-ann4)."""
-        return self.form != "ann"
-
 
 def load_strategies() -> dict[str, Strategy]:
     """Every strategy of the seed :data:`SEED_FILE`, joined with :data:`FORMS`; a strategy missing on either
@@ -82,13 +78,9 @@ def _read(seed_file: Path) -> dict[str, Strategy]:
 
 
 def resolve(names: tuple[str, ...] | list[str]) -> list[Strategy]:
-    """The named strategies in seed order; unknown or not-runnable names raise ``ValueError``."""
+    """The named strategies in seed order; unknown names raise ``ValueError``."""
     known = load_strategies()
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}: strategies live in {SEED_FILE} ({', '.join(known)})")
-    elsewhere = [n for n in names if not known[n].runnable_here]
-    if elsewhere:
-        raise ValueError(f"{elsewhere} are built by the analysis stage (approximate-nearest-neighbour indexes), "
-                         "not by the rewriting stage: leave them out of strategies")
     return [s for s in known.values() if s.name in names]

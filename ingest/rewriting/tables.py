@@ -29,6 +29,7 @@ class Output:
     run: int
     depth_k: int
     pool: int
+    ann_seed: int | None = None  # the HNSW graph searched (S1-ann4), None for exact search
 
 
 def rewrites_table(corpus: str, embedder: str, rows: list[tuple[str, str, int, Candidate]]) -> pa.Table:
@@ -80,6 +81,7 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
         "stage": take(["dense", "rerank", "mmr"], cat["stage"]), "rank": pa.array(cat["rank"]),
         "chunk_id": take(index.chunk_ids.tolist(), pos), "doc_id": take(index.doc_ids.tolist(), pos),
         "score": pa.array(cat["score"]),
+        "ann_seed": take([o.ann_seed for o in outputs], o_of, pa.int32()),
     }, schema=arrow_schema("rewrite_text_runs"))
 
 

@@ -3,7 +3,9 @@
 For a search (a vector, the text the reranker reads, a pool size ``P``) over a :class:`ChunkIndex`:
 
 1. **dense**: the top ``P`` chunks by inner product of L2-normalized vectors (= cosine), ties by index
-   position (:func:`ingest.retrieval.topk.topk_inner_product`);
+   position (:func:`ingest.retrieval.topk.topk_inner_product`); a search with an ``ann_seed`` (the
+   control S1-ann4) takes its ``P`` candidates from that seed's HNSW graph instead, scored exactly
+   (:mod:`ingest.rewriting.ann`);
 2. **rerank**: each pool chunk's *stage score* is the cross-encoder's ``CrossEncoder.predict`` output for
    (rerank text, chunk text) (sigmoid, in [0, 1], for one-logit models such as bge-reranker-base) when
    the stack has a reranker, else its cosine; the pool is ordered by stage score descending, ties by
@@ -23,12 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.topk import topk_inner_product
+from ingest.rewriting import ann as ann_index
 from ingest.rewriting.index import ChunkIndex
 from ingest.rewriting.mmr import mmr_batch
 
@@ -37,9 +40,10 @@ Scorer = Callable[[list[tuple[str, str]]], np.ndarray]
 
 @dataclasses.dataclass(frozen=True)
 class Search:
-    key: tuple  # identifies the vector (its embedding key(s)); searches with equal (key, rerank_text, pool) are one
+    key: tuple  # identifies the vector (its embedding key(s)); equal (key, rerank_text, pool, ann_seed) are one search
     rerank_text: str
     pool: int
+    ann_seed: int | None = None  # None: exact search; else the seed of the HNSW graph searched (S1-ann4)
 
 
 @dataclasses.dataclass
@@ -80,14 +84,22 @@ class CrossEncoderScorer:
 
 
 def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
-                 k_max: int, lam: float, unit: str = "documents") -> tuple[list[TextRun], dict[str, float]]:
-    """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step."""
+                 k_max: int, lam: float, unit: str = "documents",
+                 ann: ann_index.AnnParams | None = None) -> tuple[list[TextRun], dict[str, float]]:
+    """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step
+    (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
-    for pool in sorted({s.pool for s in searches}):
-        rows = [i for i, s in enumerate(searches) if s.pool == pool]
-        pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
+    for pool, seed in sorted({(s.pool, s.ann_seed) for s in searches}, key=lambda ps: (ps[0], ps[1] is not None, ps[1] or 0)):
+        rows = [i for i, s in enumerate(searches) if (s.pool, s.ann_seed) == (pool, seed)]
+        if seed is None:
+            pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
+        else:
+            if ann is None:
+                raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
+            graph = ann_index.build_index(index.vectors, seed, ann)
+            pos, scores = ann_index.search(graph, index.vectors, vectors[rows], pool, ann.ef_search)
         for i, p, sc in zip(rows, pos, scores):
             dense[i] = (p, sc.astype(np.float64))
     seconds["dense"] = time.perf_counter() - t0

@@ -1,5 +1,5 @@
 -- Fails when a rewriting table names a strategy the seed lacks, or a text keeps more MMR documents
--- than its strategy's depth_k (seeds/rewrite_strategies.csv: the one place a strategy and its K live).
+-- than its strategy's depth_k (per searched list: S1-ann4 has one per HNSW graph) (seeds/rewrite_strategies.csv: the one place a strategy and its K live).
 {{ config(tags=['rewriting']) }}
 with used as (
     select distinct strategy, 'rewrites' as source, 0 as n from {{ ref('stg_rewrites') }}
@@ -9,7 +9,7 @@ with used as (
     select strategy, 'rewrite_text_runs', count(*)
     from {{ ref('stg_rewrite_text_runs') }}
     where stage = 'mmr'
-    group by corpus, embedder, reranker, pool, strategy, seed, query_id, variant_idx
+    group by corpus, embedder, reranker, pool, strategy, seed, query_id, variant_idx, ann_seed
 )
 
 select u.strategy, u.source, u.n, s.depth_k

@@ -39,7 +39,7 @@ def run_command(
     if isinstance(cfg, RewritingConfig):  # study: rewriting (warehouse/experiment/rewriting_pipeline.py)
         from warehouse.commands.run_rewriting import run_rewriting
 
-        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit)
+        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit, report=report)
         return
     if limit is not None:
         unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})

@@ -1,4 +1,4 @@
-"""``ragwh run`` for ``study: rewriting`` configs: the pipeline, then its stage table, funnel and row counts."""
+"""``ragwh run`` for ``study: rewriting`` configs: the pipeline, then its stage table, funnel, row counts and report."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -13,8 +14,10 @@ from warehouse.experiment.rewriting_config import RewritingConfig
 
 
 def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, warehouse: Path | None,
-                  limit: int | None) -> None:
-    """Run the rewriting pipeline; failures exit 1 with the stage's message."""
+                  limit: int | None, report: Path | None = None) -> None:
+    """Run the rewriting pipeline; failures exit 1 with the stage's one-line message (a run that failed
+    before loading anything leaves no new warehouse file)."""
+    from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
     from warehouse.experiment.config import ConfigError
     from warehouse.experiment.pipeline import PipelineError
@@ -25,13 +28,19 @@ def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, 
     banner = cfg.tiny_model_label
     if banner:
         console.print(Panel(banner, style="bold yellow"))
-    pipeline = RewritingPipeline(cfg, data=data, warehouse=warehouse, console=console)
+    pipeline = RewritingPipeline(cfg, data=data, warehouse=warehouse, report_path=report, console=console)
+    existed = pipeline.warehouse.exists()
+    _ = pipeline.con  # open it now: a warehouse that cannot be opened fails before anything runs
     try:
         pipeline.run()
     except (ConfigError, PipelineError, DbtError) as exc:
-        console.print(f"[red]run failed:[/] {exc}", soft_wrap=True)
+        if not existed:
+            discard_if_empty(pipeline.warehouse)
+        console.print(f"[red]run failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1)
     print_summary(console, pipeline)
+    if pipeline.outcome.report:
+        console.print(f"report: {escape(str(pipeline.outcome.report))}")
     if banner:
         console.print(Panel(banner, style="bold yellow"))
 
@@ -44,7 +53,8 @@ def print_summary(console: Console, pipeline) -> None:
     for col in ("stage", "scope", "status", "seconds", "peak RSS MiB", "detail"):
         stages.add_column(col, overflow="fold", no_wrap=col in ("stage", "status"))
     for s in pipeline.outcome.stages:
-        stages.add_row(s.stage, s.scope, s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}", s.detail)
+        stages.add_row(escape(s.stage), escape(s.scope), s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}",
+                       escape(s.detail))
     console.print(stages)
     if not pipeline.outcome.did_work:
         console.print("[green]nothing changed since the last run: no ingest, LLM call, embedding or dbt build was done[/]")
@@ -61,11 +71,13 @@ def print_summary(console: Console, pipeline) -> None:
         for corpus, stage, counts in rows:
             if counts.get("llm_answers", 0):
                 embedder, strategy, seed = stage.removeprefix("rewrite:").rsplit(":", 2)
-                funnel.add_row(corpus, embedder, strategy, seed, *(str(counts.get(r, 0)) for r in reasons))
+                funnel.add_row(escape(corpus), escape(embedder), escape(strategy), seed,
+                               *(str(counts.get(r, 0)) for r in reasons))
         console.print(funnel if funnel.row_count else "no LLM strategy ran: the funnel has no LLM answers to count")
         rows = con.execute("SELECT (SELECT count(*) FROM rewrites), (SELECT count(*) FROM rewrite_text_runs), "
                            "(SELECT count(*) FROM rewrite_runs)").fetchone()
-        console.print(f"rewrites {rows[0]:,} rows, rewrite_text_runs {rows[1]:,}, rewrite_runs {rows[2]:,} "
-                      "(the study's metrics and marts: issue 12)")
+        console.print(f"rewrites {rows[0]:,} rows, rewrite_text_runs {rows[1]:,}, rewrite_runs {rows[2]:,}; "
+                      "the study's marts: rewrite_solo, rewrite_ensembles, rewrite_router_sweep, ... "
+                      "(docs/rewriting_marts.md)")
     finally:
         con.close()

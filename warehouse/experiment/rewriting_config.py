@@ -14,7 +14,7 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
     reranker: none
     llm: {backend: transformers, model: smollm2-135m-instruct}
     rewriting:                       # every key optional; defaults: ingest/rewriting/settings.py
-      strategies: [S1, S2, S3, S4, HyDE, Q2D, S1-pool100]
+      strategies: [S1, S2, S3, S4, HyDE, Q2D, S1-pool100, S1-ann4]
       seeds: [42, 123, 2024]
       pool: 20
       mmr: {lambda: 0.85, unit: documents}
@@ -28,6 +28,18 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       max_merged: 20
       sampling: {temperature: 0.7, max_tokens: 256}
       chunk: {tokens: 512, overlap: 50}
+      ann: {seeds: [1, 2, 3, 4], m: 16, ef_construction: 100, ef_search: 20}   # S1-ann4's HNSW graphs
+    analysis:                        # dbt vars of the rewriting marts; every key optional (dbt_project.yml)
+      baseline: S1
+      bootstrap_b: 2000
+      bootstrap_seed: 20240531
+      primary_metric: HIT@10
+      rescue_seed: 42
+      rrf_k: 60
+      router_taus: [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
+      router_taus_cosine: [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
+      router_folds: 5
+    reader: {helpers: [Q2D], top_k: 5, max_tokens: 32}   # or `reader: none`; none without an LLM
 
 Loaders: ``hotpotqa`` (options ``split`` and ``limit``: the first N questions in file order; the
 top-level ``limit`` / ``--limit`` overrides it for every hotpotqa corpus), ``beir`` (``split``; the source is the directory's
@@ -66,9 +78,26 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from {model} (a
               "runs anywhere); they exercise the pipeline and do not reproduce the study. Serve a real model "
               "(llm.backend openai / vllm) for results.")
 
-_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting"}
+_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
+        "analysis", "reader"}
+#: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
+ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
+                 "bootstrap_seed": "rewriting_bootstrap_seed", "primary_metric": "rewriting_primary_metric",
+                 "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
+                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds"}
+RAW_METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderSpec:
+    """The reader LLM of point 8 (``reader:``): which helpers' always-merge and router lists it reads
+    (dbt var ``reader_helpers``), how many passages (``reader_top_k``, 1..10) and ``max_tokens`` per answer."""
+
+    helpers: tuple[str, ...] = ("Q2D",)
+    top_k: int = 5
+    max_tokens: int = 32
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
-              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk"}
+              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +113,15 @@ class RewritingConfig:
     source_file: Path
     demo: bool = False
     precision: str = "auto"  # of the embedder and the cross-encoder (ingest.retrieval.precision)
+    analysis: tuple[tuple[str, Any], ...] = ()  # dbt var overrides of the rewriting marts (ANALYSIS_VARS)
+    reader: ReaderSpec | None = ReaderSpec()  # None: no reader stage (``reader: none``, or no LLM)
+
+    def dbt_vars(self) -> dict[str, Any]:
+        """The dbt vars of the rewriting marts this experiment sets (the others keep dbt_project.yml's)."""
+        out = {ANALYSIS_VARS[k]: (list(v) if isinstance(v, tuple) else v) for k, v in self.analysis}
+        if self.reader is not None:
+            out.update(reader_helpers=list(self.reader.helpers), reader_top_k=self.reader.top_k)
+        return out
 
     def precision_of(self, model: str) -> str:
         """The precision both models compute in (one per stack: ``precision``, default auto)."""
@@ -176,8 +214,53 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
                      f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
                      "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
     precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
+    analysis = _analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
+    reader = _reader(r, raw.get("reader", {}), settings, llm)
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
-                           reranker, llm, limit, settings, file, precision=precision)
+                           reranker, llm, limit, settings, file, precision=precision, analysis=analysis, reader=reader)
+
+
+def _analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tuple[str, Any], ...]:
+    """The ``analysis:`` overrides, validated (keys: :data:`ANALYSIS_VARS`)."""
+    out: dict[str, Any] = {}
+    for key in ("bootstrap_b", "rrf_k", "router_folds"):
+        if key in raw:
+            out[key] = r.integer(raw[key], f"analysis.{key}", 2 if key == "router_folds" else 1)
+    for key in ("bootstrap_seed", "rescue_seed"):
+        if key in raw:
+            out[key] = r.integer(raw[key], f"analysis.{key}", 0)
+    if "rescue_seed" in out and out["rescue_seed"] not in settings.seeds:
+        raise r.fail("analysis.rescue_seed", f"{out['rescue_seed']} is not one of rewriting.seeds {list(settings.seeds)}")
+    if "baseline" in raw:
+        out["baseline"] = r.choice(raw["baseline"], "analysis.baseline", list(settings.strategies))
+    if "primary_metric" in raw:
+        out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
+    for key in ("router_taus", "router_taus_cosine"):
+        if key in raw:
+            taus = raw[key]
+            if not (isinstance(taus, list) and taus and all(isinstance(t, (int, float)) and not isinstance(t, bool)
+                                                            and -1.0 <= t <= 1.0 for t in taus)):
+                raise r.fail(f"analysis.{key}", f"expected a non-empty list of numbers in [-1, 1], got {taus!r}")
+            out[key] = tuple(float(t) for t in taus)
+    return tuple(sorted(out.items()))
+
+
+def _reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec) -> ReaderSpec | None:
+    """``reader:`` (a mapping, or ``none``); no reader without an LLM or without a helper to merge."""
+    if raw in (None, "none") or llm.backend == "none":
+        return None
+    raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens"})
+    defaults = ReaderSpec()
+    known = load_strategies()
+    helpers = tuple(r.choice(h, f"reader.helpers[{i}]", [s for s in settings.strategies if known[s].kind == "solo"])
+                    for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))) if "helpers" in raw \
+        else tuple(h for h in defaults.helpers if h in settings.strategies)
+    if not helpers:
+        return None
+    top_k = r.integer(raw.get("top_k", defaults.top_k), "reader.top_k", 1)
+    if top_k > 10:
+        raise r.fail("reader.top_k", f"expected at most 10 (the merged lists the reader reads keep 10), got {top_k}")
+    return ReaderSpec(helpers, top_k, r.integer(raw.get("max_tokens", defaults.max_tokens), "reader.max_tokens", 1))
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:
@@ -187,9 +270,6 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     if "strategies" in raw:
         values["strategies"] = tuple(r.choice(s, f"rewriting.strategies[{i}]", list(known))
                                      for i, s in enumerate(r.strings(raw["strategies"], "rewriting.strategies")))
-        elsewhere = [s for s in values["strategies"] if not known[s].runnable_here]
-        if elsewhere:
-            raise r.fail("rewriting.strategies", f"{elsewhere} are built by the analysis stage, not by this one")
     if "seeds" in raw:
         if not isinstance(raw["seeds"], list):
             raise r.fail("rewriting.seeds", "expected a list of integers")
@@ -233,6 +313,14 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         values["temperature"] = _fraction(r, sampling["temperature"], "rewriting.sampling.temperature", 2.0)
     if "max_tokens" in sampling:
         values["max_tokens"] = r.integer(sampling["max_tokens"], "rewriting.sampling.max_tokens", 1)
+    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"seeds", "m", "ef_construction", "ef_search"})
+    if "seeds" in ann:
+        if not isinstance(ann["seeds"], list):
+            raise r.fail("rewriting.ann.seeds", "expected a list of integers")
+        values["ann_seeds"] = tuple(r.integer(s, f"rewriting.ann.seeds[{i}]", 0) for i, s in enumerate(ann["seeds"]))
+    for key in ("m", "ef_construction", "ef_search"):
+        if key in ann:
+            values[f"ann_{key}"] = r.integer(ann[key], f"rewriting.ann.{key}", 1)
     chunk = r.mapping(raw.get("chunk") or {}, "rewriting.chunk", {"tokens", "overlap"})
     if "tokens" in chunk:
         values["chunk_tokens"] = r.integer(chunk["tokens"], "rewriting.chunk.tokens", 1)

@@ -4,13 +4,20 @@ Stages, each fingerprinted in ``stage_manifest`` by :meth:`Pipeline.stage` (an u
 skips the stage, so a rerun does no ingest, LLM call, embedding or dbt build)::
 
     ingest [corpus] -> chunk:sentence [corpus] -> rewrite [corpus|embedder|reranker] -> dbt:rewriting
+      -> read [corpus|embedder|reranker] -> dbt:answers -> report
 
 ``rewrite`` runs :func:`ingest.rewriting.stage.rewrite_stage` (every strategy x seed, all lineage tables
 in one write); its fingerprint covers the chunks, the settings, the stack, the LLM (backend, settings),
 the strategies seed, the prompts and the stage's code. Each rewrite stage records in ``corpus_meta``
 which LLM wrote the corpus's rewrites (``rewriting_llm``) and whether it is the tiny packaged model
-(``rewriting_tiny_model``), so every later view can label tiny-model output. The HTML report's
-rewriting section is issue 12's; this pipeline prints its stage table, funnel and row counts.
+(``rewriting_tiny_model``), so every later view can label tiny-model output.
+
+``dbt:rewriting`` builds the staging views and every ``tag:rewriting`` model except the answer marts,
+with the config's ``analysis:`` values as dbt vars (:meth:`RewritingConfig.dbt_vars`); ``read`` runs
+the reader LLM over the view ``rewrite_reader_inputs`` (:func:`ingest.rewriting.reader.reader_stage`);
+``dbt:answers`` builds ``stg_reader_answers`` and the answer marts downstream of it. Without a reader
+(``reader: none`` or no LLM) the answer marts are built empty and the report says why. ``report``
+writes the one HTML report (the rewriting sections, :mod:`warehouse.experiment.report.rewriting`).
 """
 from __future__ import annotations
 
@@ -30,6 +37,9 @@ REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", 
                     "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
 CODE_GLOBS = ("ingest/rewriting/*.py", "ingest/llm/prompts/rewrite_*.txt", "ingest/chunking/sentence_windows.py",
               "seeds/rewrite_strategies.csv")
+READER_CODE = ("ingest/rewriting/reader.py", "ingest/llm/prompts/reader_*.txt")
+#: the marts the reader's answers feed: built after the reader stage, by dbt:answers
+ANSWER_MARTS = "stg_reader_answers+"
 
 
 class RewritingPipeline(Pipeline):
@@ -39,6 +49,9 @@ class RewritingPipeline(Pipeline):
         super().__init__(config, **kwargs)  # type: ignore[arg-type]
         self.outcome = RunOutcome(config, self.warehouse, None)  # type: ignore[arg-type]
         self.reports: dict[str, dict] = {}
+
+    def _reranker_label(self) -> str:
+        return self.reranker_name(self.config.reranker) if self.config.reranker else "none"
 
     def corpus_limit(self, corpus) -> int | None:
         """Questions kept of a hotpotqa corpus: the run's limit, else the corpus's ``limit`` option."""
@@ -98,7 +111,7 @@ class RewritingPipeline(Pipeline):
 
     def rewrite(self) -> None:
         cfg = self.config
-        reranker = self.reranker_name(cfg.reranker) if cfg.reranker else "none"
+        reranker = self._reranker_label()
         for corpus in cfg.corpora:
             scope = f"{corpus.name}|{self.embedder_name(cfg.embedder)}|{reranker}"
             parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(),
@@ -134,7 +147,52 @@ class RewritingPipeline(Pipeline):
                           [corpus], table)
 
     def dbt_vars(self) -> dict[str, Any]:
-        return {}
+        return self.config.dbt_vars()
+
+    def _dbt(self, stage: str, parts: list[str], select: str, exclude: str | None = None) -> str:
+        """A dbt build as a stage: the warehouse connection is closed while dbt holds the file."""
+        def work() -> str:
+            self.close()
+            extra = ["--indirect-selection", "cautious"] + (["--exclude", exclude] if exclude else [])
+            result = run_dbt("build", self.warehouse, select=select, vars=self.dbt_vars(), extra=extra)
+            return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
+
+        return self.stage(stage, "", [*parts, repr(sorted(self.dbt_vars().items()))], work)
+
+    def read(self, marts_fp: str) -> list[str]:
+        """The reader stage of every corpus (``reader`` configured); returns their fingerprints."""
+        reader = self.config.reader
+        if reader is None:
+            self.outcome.not_run["read"] = ("no reader LLM (reader: none, or llm.backend none): the answer-quality "
+                                            "marts are empty")
+            return []
+        out = []
+        embedder, reranker = self.embedder_name(self.config.embedder), self._reranker_label()
+        for corpus in self.config.corpora:
+            scope = f"{corpus.name}|{embedder}|{reranker}"
+            parts = [marts_fp, repr(reader), *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, READER_CODE)]
+            out.append(self.stage("read", scope, parts, lambda c=corpus.name: self._read_one(c, embedder, reranker)))
+        return out
+
+    def _read_one(self, corpus: str, embedder: str, reranker: str) -> str:
+        from ingest.rewriting.reader import reader_stage
+
+        r = reader_stage(self.con, corpus, self._llm_backend(), embedder=embedder, reranker=reranker,
+                         max_tokens=self.config.reader.max_tokens)
+        return (f"{r['groups']} answers ({r['distinct_prompts']} distinct prompts): {r['llm_calls']} LLM calls "
+                f"({r['llm_cached']} cached), {r['empty_answer']} empty, {r['cut']} cut, {r['shortened']} prompts shortened")
+
+    def report(self, answers_fp: str) -> None:
+        from warehouse.experiment.report import write_rewriting_report
+
+        def work() -> str:
+            write_rewriting_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
+            return f"wrote {self.report_path}"
+
+        parts = [answers_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
+                 manifest.project_digest(Path(__file__).parent / "report", ("*.py",))]
+        self.stage("report", "", parts, work, force=not self.report_path.is_file())
+        self.outcome.report = self.report_path
 
     def run(self) -> RunOutcome:
         try:
@@ -144,17 +202,11 @@ class RewritingPipeline(Pipeline):
             upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
             parts = [*upstream, manifest.project_digest()]
             parts += [f"{t}={manifest.table_digest(self.con, t)}" for t in REWRITING_INPUTS]
-
-            def work() -> str:
-                self.close()
-                try:
-                    result = run_dbt("build", self.warehouse, select="path:models/staging +tag:rewriting", vars=self.dbt_vars(),
-                                     extra=["--indirect-selection", "cautious"])
-                finally:
-                    _ = self.con
-                return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
-
-            self.stage("dbt:rewriting", "", parts, work)
+            marts = self._dbt("dbt:rewriting", parts, "path:models/staging +tag:rewriting", exclude=ANSWER_MARTS)
+            readers = self.read(marts)
+            answers = self._dbt("dbt:answers", [marts, *readers, f"reader_answers={manifest.table_digest(self.con, 'reader_answers')}"],
+                                ANSWER_MARTS)
+            self.report(answers)
         finally:
             self.close()
         return self.outcome

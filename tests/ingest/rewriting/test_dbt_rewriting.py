@@ -26,7 +26,7 @@ def test_dbt_build_green_then_each_singular_test_fails_on_its_corruption(warehou
         load_corpus(con)
         sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
         st = build_tiny_sentence_transformer(tmp_path / "embedder")
-        rewrite_stage(con, "towns", RewriteSettings(strategies=("S1", "S2", "S1-pool100"), chunk_tokens=64,
+        rewrite_stage(con, "towns", RewriteSettings(strategies=("S1", "S2", "S1-pool100", "S1-ann4"), chunk_tokens=64,
                                                     chunk_overlap=16),
                       embedder=EmbedderSpec("tiny", str(st)), llm=LLMCache(con, ScriptedBackend(respond), progress=False),
                       show_progress=False)
@@ -45,7 +45,7 @@ def test_dbt_build_green_then_each_singular_test_fails_on_its_corruption(warehou
         con.execute("UPDATE rewrite_runs SET rank = rank + 1 WHERE strategy = 'S1' AND seed = 123 AND rank = 10 "
                     "AND query_id = 'towns/q2'")  # a gap
         con.execute("INSERT INTO rewrite_text_runs SELECT corpus, embedder, reranker, pool, strategy, seed, query_id, "
-                    "variant_idx, stage, 11, chunk_id, doc_id, score FROM rewrite_text_runs WHERE strategy = 'S1' "
+                    "variant_idx, stage, 11, chunk_id, doc_id, score, ann_seed FROM rewrite_text_runs WHERE strategy = 'S1' "
                     "AND stage = 'mmr' AND rank = 10 AND seed = 42 AND query_id = 'towns/q3'")  # 11 > depth_k 10
         con.execute("UPDATE chunks SET char_start = char_start + 1 WHERE chunkset = 'sentence:64/16' AND chunk_idx = 0 "
                     "AND doc_id = (SELECT min(doc_id) FROM chunks WHERE chunkset = 'sentence:64/16')")

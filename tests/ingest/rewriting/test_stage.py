@@ -97,7 +97,7 @@ def test_per_text_lists_and_per_strategy_k(ran):
     assert 20 < n_chunks < 100 and n_docs == 29  # 30 documents, one without chunks (the ran fixture)
     depth = {s.name: s.depth_k for s in load_strategies().values()}
     rows = con.execute("""SELECT strategy, pool, stage, count(*) FROM rewrite_text_runs
-                          GROUP BY strategy, pool, seed, query_id, variant_idx, stage""").fetchall()
+                          GROUP BY strategy, pool, seed, query_id, variant_idx, ann_seed, stage""").fetchall()
     for strategy, pool, stage, n in rows:
         if stage in ("dense", "rerank"):
             assert n == min(pool, n_chunks)
@@ -105,18 +105,51 @@ def test_per_text_lists_and_per_strategy_k(ran):
         else:
             assert n <= depth[strategy]
     # per-strategy K from the seed: S2 keeps 7 documents per text, S3 5, S4 8, S1 10
-    full = dict(con.execute("""SELECT strategy, max(n) FROM (SELECT strategy, seed, query_id, variant_idx, count(*) AS n
+    full = dict(con.execute("""SELECT strategy, max(n) FROM (SELECT strategy, seed, query_id, variant_idx, ann_seed, count(*) AS n
                                FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) GROUP BY 1""").fetchall())
     assert full == {s: depth[s] for s in SETTINGS.strategies}
     # mmr documents are distinct, each with its best chunk of the rerank list and that chunk's score
-    assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, variant_idx, doc_id, count(*) AS n
+    assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, variant_idx, ann_seed, doc_id, count(*) AS n
                           FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
     assert con.execute("""
-        WITH best AS (SELECT strategy, seed, query_id, variant_idx, doc_id, arg_min(chunk_id, rank) AS chunk_id,
+        WITH best AS (SELECT strategy, seed, query_id, variant_idx, ann_seed, doc_id, arg_min(chunk_id, rank) AS chunk_id,
                              max(score) AS score
                       FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL)
-        SELECT count(*) FROM rewrite_text_runs m JOIN best b USING (strategy, seed, query_id, variant_idx, doc_id)
+        SELECT count(*) FROM rewrite_text_runs m
+        JOIN best b ON (b.strategy, b.seed, b.query_id, b.variant_idx, b.doc_id) = (m.strategy, m.seed, m.query_id,
+             m.variant_idx, m.doc_id) AND b.ann_seed IS NOT DISTINCT FROM m.ann_seed
         WHERE m.stage = 'mmr' AND (m.chunk_id <> b.chunk_id OR m.score <> b.score)""").fetchone()[0] == 0
+
+
+def test_ann_control_searches_each_seeded_graph(ran, models):
+    """S1-ann4: the query searched in each of the four HNSW graphs (ann_seed 1..4), pools scored exactly
+    (the cosine of the stored vectors, sorted), every graph's list reranked, and the merged list the
+    max-score union of the four; the other strategies search exactly (ann_seed NULL)."""
+    con, _, _, _ = ran
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    seeds = con.execute("SELECT strategy, list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
+                        "GROUP BY 1").fetchall()
+    assert {s: g for s, g in seeds} == {**{s: [None] for s in SETTINGS.strategies if s != "S1-ann4"},
+                                       "S1-ann4": [1, 2, 3, 4]}
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])))
+    for query_id, query in con.execute("SELECT query_id, text FROM queries ORDER BY 1").fetchall():
+        q = fetch_vectors(con, models[0].name, [text_key(query, True)])[0].astype(np.float64)
+        for seed in (1, 2, 3, 4):
+            pool = con.execute("SELECT chunk_id, score FROM rewrite_text_runs WHERE strategy = 'S1-ann4' AND seed = 42 "
+                               "AND query_id = ? AND ann_seed = ? AND stage = 'dense' ORDER BY rank",
+                               [query_id, seed]).fetchall()
+            assert len(pool) == 20
+            assert np.allclose([s for _, s in pool], [vec[c].astype(np.float64) @ q for c, _ in pool], atol=1e-9)
+            assert [s for _, s in pool] == sorted((s for _, s in pool), reverse=True)
+    # the merged S1-ann4 list: each document at its best score over the four graphs' mmr lists
+    assert con.execute("""
+        WITH texts AS (SELECT seed, query_id, doc_id, max(score) AS score FROM rewrite_text_runs
+                       WHERE strategy = 'S1-ann4' AND stage = 'mmr' GROUP BY ALL)
+        SELECT count(*) FROM (SELECT * FROM rewrite_runs WHERE strategy = 'S1-ann4') r
+        FULL JOIN texts t USING (seed, query_id, doc_id) WHERE r.score IS DISTINCT FROM t.score""").fetchone()[0] == 0
 
 
 def test_rerank_scores_are_the_cross_encoders(ran, models):

@@ -31,7 +31,7 @@ def test_shipped_configs(monkeypatch):
     assert default.settings == RewriteSettings()  # the file spells out the defaults
     monkeypatch.delenv("RAGWH_LLM_BACKEND")
     s1 = load_experiment(PROJECT_ROOT / "experiments" / "rewriting-s1.yml")
-    assert s1.settings.strategies == ("S1", "S1-pool100") and s1.llm.backend == "none" and s1.tiny_model_label is None
+    assert s1.settings.strategies == ("S1", "S1-pool100", "S1-ann4") and s1.llm.backend == "none" and s1.tiny_model_label is None
     study = load_experiment(PROJECT_ROOT / "experiments" / "rewriting-study.yml")
     assert (study.embedder, study.reranker) == ("BAAI/bge-base-en-v1.5", "BAAI/bge-reranker-base")
     assert [c.loader for c in study.corpora] == ["hotpotqa", "enterprise_rag", "ambignq"]
@@ -50,9 +50,36 @@ def test_precision_is_one_per_stack(tmp_path):
     assert (cfg.precision_of(cfg.embedder), cfg.precision_of("r")) == ("fp32", "fp32")
 
 
+def test_analysis_and_reader_become_dbt_vars(tmp_path):
+    from warehouse.experiment.rewriting_config import ReaderSpec
+
+    cfg = parse_rewriting_config({**BASE, "analysis": {"bootstrap_b": 500, "router_taus": [0.5, 0.6], "rescue_seed": 123,
+                                                       "primary_metric": "nDCG@10"},
+                                  "reader": {"helpers": ["HyDE", "S4"], "top_k": 3}}, tmp_path / "a.yml")
+    assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 32)
+    assert cfg.dbt_vars() == {"rewriting_bootstrap_b": 500, "router_taus": [0.5, 0.6], "rewriting_rescue_seed": 123,
+                              "rewriting_primary_metric": "nDCG@10", "reader_helpers": ["HyDE", "S4"], "reader_top_k": 3}
+    plain = parse_rewriting_config(BASE, tmp_path / "b.yml")
+    assert plain.reader == ReaderSpec() and plain.dbt_vars() == {"reader_helpers": ["Q2D"], "reader_top_k": 5}
+    # no reader without an LLM, or when asked for none: the dbt vars keep dbt_project.yml's defaults
+    assert parse_rewriting_config({**BASE, "reader": "none"}, tmp_path / "c.yml").dbt_vars() == {}
+    no_llm = parse_rewriting_config({**BASE, "llm": {"backend": "none"}, "rewriting": {"strategies": ["S1"]}},
+                                    tmp_path / "d.yml")
+    assert no_llm.reader is None and no_llm.dbt_vars() == {}
+
+
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
-    ({"rewriting": {"strategies": ["S1-ann4"]}}, "built by the analysis stage"),
+    ({"rewriting": {"ann": {"seeds": [1, 1]}}}, "ann_seeds must be distinct"),
+    ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
+    ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
+    ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
+    ({"analysis": {"router_taus": [0.5, 2]}}, r"analysis.router_taus: expected a non-empty list of numbers in \[-1, 1\]"),
+    ({"analysis": {"primary_metric": "P@10"}}, r"analysis.primary_metric: 'P@10' is not one of"),
+    ({"analysis": {"baseline": "S9"}}, r"analysis.baseline: 'S9' is not one of"),
+    ({"analysis": {"alpha": 0.05}}, r"analysis.alpha: unknown key"),
+    ({"reader": {"top_k": 11}}, r"reader.top_k: expected at most 10"),
+    ({"reader": {"helpers": ["S1-pool100"]}}, r"reader.helpers\[0\]: 'S1-pool100' is not one of"),
     ({"rewriting": {"mmr": {"lambda": 1.5}}}, r"rewriting.mmr.lambda: expected a number in \[0, 1.0\]"),
     ({"rewriting": {"cosine_band": [0.9, 0.4]}}, "cosine_band must satisfy"),
     ({"rewriting": {"chunk": {"tokens": 50, "overlap": 50}}}, "chunk overlap"),

@@ -4,7 +4,7 @@ Everything is read from the warehouse: the evaluation marts (``contrasts``, ``pr
 ``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``condition_means``,
 ``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
 ``chunks``); the query-rewriting study's sections (report/rewriting.py) follow when its marts hold
-rows. Per-condition means are unweighted means over queries; their error
+rows; a rewriting experiment's report (:func:`write_rewriting_report`) holds those sections alone. Per-condition means are unweighted means over queries; their error
 bars in the dose-response figure are ``mean ± 1.96·sd/√n`` over queries (a plain normal interval,
 not document-clustered: the clustered intervals are the contrasts' and the slopes'). A section whose
 inputs are absent says 'not run' and why, never shows an empty figure.
@@ -109,4 +109,39 @@ def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path:
     target.parent.mkdir(parents=True, exist_ok=True)
     page = render_report(con, config, primary_embedder_name(con, config), not_run)
     target.write_text(page, encoding="utf-8")
+    return target
+
+
+def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dict[str, str] | None = None) -> str:
+    """A rewriting experiment's report (``config``: a RewritingConfig): its header, the tiny-model
+    banner when the rewrites came from the tiny packaged model, and the rewriting sections (or why
+    they are absent), then any stage that did not run and why."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    banner = f'<div class="banner">{html.escape(config.tiny_model_label)}</div>' if config.tiny_model_label else ""
+    corpora = ", ".join(f"{c.name} ({c.loader})" for c in config.corpora)
+    meta = (f"<p class='meta'>Experiment <b>{html.escape(config.name)}</b> ({html.escape(config.description)}) · "
+            f"corpora {html.escape(corpora)}" + (f", first {config.limit} questions" if config.limit else "")
+            + f" · embedder {html.escape(config.embedder)} · reranker {html.escape(config.reranker or 'none')}"
+            f" · LLM {html.escape(config.llm.backend + (' / ' + str(config.llm.model) if config.llm.model else ''))}"
+            f" · strategies {html.escape(', '.join(config.settings.strategies))}"
+            f" · seeds {html.escape(', '.join(map(str, config.settings.seeds)))}</p>")
+    sections = rewriting_sections(con) or [
+        '<section id="rw-solo"><h2>rewriting</h2><p class="notrun">not run: the rewriting marts hold no rows '
+        "(build them: `dbt build --select +tag:rewriting`, which `ragwh run` does)</p></section>"]
+    nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>"
+    if not_run:
+        sections.append(section_not_run(not_run))
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>ragwarehouse report: {html.escape(config.name)}</title><style>{CSS}</style></head><body>"
+            f"<h1>ragwarehouse report: {html.escape(config.name)}</h1>{banner}{meta}{nav}{''.join(sections)}</body></html>")
+
+
+def write_rewriting_report(con: duckdb.DuckDBPyConnection, config, path: str | Path,
+                           not_run: dict[str, str] | None = None) -> Path:
+    """Render a rewriting experiment's report and write it to ``path`` (parent folders created)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_rewriting_report(con, config, not_run), encoding="utf-8")
     return target

@@ -12,6 +12,7 @@ import html
 
 import duckdb
 
+from ingest.llm.local_models import is_tiny_model
 from warehouse.experiment.report.data import fetch_rows, mart, relation_exists
 from warehouse.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
 
@@ -62,7 +63,7 @@ def _tiny_model_label(con: duckdb.DuckDBPyConnection) -> str:
         return ""
     models = [m for (m,) in con.execute("""SELECT DISTINCT l.model FROM llm_calls l
         WHERE l.cache_key IN (SELECT llm_call_key FROM rewrites WHERE llm_call_key IS NOT NULL) ORDER BY 1""").fetchall()]
-    tiny = [m for m in models if "135m" in m.lower() or "smollm" in m.lower()]
+    tiny = [m for m in models if is_tiny_model(m)]
     if not tiny:
         return ""
     return ('<div class="banner">TINY-MODEL OUTPUT, NOT RESULTS. The rewriting strategies\' texts were written by '
