@@ -76,4 +76,6 @@ def answer(content: str, seed: int) -> str:
         if "Dalby" in query:
             return "   "  # empty passage: falls back to the query
         return f"{town} has a long history; records go back many centuries."
+    if content.startswith("Answer the question using the passages"):
+        return f"Answer: {town}"  # the reader (ingest/rewriting/reader.py): the question's town
     raise AssertionError(f"unexpected prompt {content[:80]!r}")

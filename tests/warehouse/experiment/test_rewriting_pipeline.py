@@ -131,21 +131,26 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
             "embedder": str(embedder), "reranker": "none",
             "llm": {"backend": "openai", "base_url": server.base_url, "model": "test-model", "max_retries": 0},
             "rewriting": {"chunk": {"tokens": 64, "overlap": 16}, "mmr": {"lambda": 0.5}}}))
-        args = ["run", "--config", str(config), "--data", str(data), "--warehouse", str(warehouse)]
+        report = tmp_path / "report.html"
+        args = ["run", "--config", str(config), "--data", str(data), "--warehouse", str(warehouse), "--report", str(report)]
         first = CliRunner().invoke(app, args)
         assert first.exit_code == 0, first.output
         calls = server.n_requests
-        assert calls == 4 * 3 * 5  # 4 questions x 3 seeds x 5 LLM strategies
-        assert {b["seed"] for b in server.bodies} == {42, 123, 2024} and {b["temperature"] for b in server.bodies} == {0.7}
+        rewriting = [b for b in server.bodies if not b["messages"][-1]["content"].startswith("Answer the question")]
+        assert len(rewriting) == 4 * 3 * 5  # 4 questions x 3 seeds x 5 LLM strategies
+        assert {b["seed"] for b in rewriting} == {42, 123, 2024} and {b["temperature"] for b in rewriting} == {0.7}
+        readers = [b for b in server.bodies if b not in rewriting]
+        assert readers and {b["temperature"] for b in readers} == {0.0}
         assert "rewriting funnel" in first.output and "TINY-MODEL" not in first.output
+        assert report.is_file() and "rw-solo" in report.read_text()
         second = CliRunner().invoke(app, args)
         assert second.exit_code == 0, second.output
         assert server.n_requests == calls  # a rerun makes no LLM call ...
-        assert "nothing changed since the last run" in second.output  # ... no embedding, no dbt build
+        assert "nothing changed since the last run" in second.output, second.output  # ... no embedding, no dbt build
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
-        assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting"}
+        assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting", "read", "dbt:answers", "report"}
         assert "60 LLM calls (0 cached)" in stages["rewrite"]
         strategies = {r[0] for r in con.execute("SELECT DISTINCT strategy FROM rewrite_runs").fetchall()}
         assert strategies == set(RewriteSettings().strategies)
@@ -153,6 +158,12 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         meta = dict(con.execute("SELECT key, value FROM corpus_meta WHERE corpus = 'hotpotqa' "
                                 "AND starts_with(key, 'rewriting')").fetchall())
         assert meta == {"rewriting_llm": "openai:test-model", "rewriting_tiny_model": "false"}
+        # the reader answered S1, always-merge (Q2D) and the router; the answer marts scored it (the town = gold)
+        settings = dict(con.execute("SELECT setting, count(*) FROM rewrite_answer_scores GROUP BY 1").fetchall())
+        assert set(settings) == {"S1", "always-merge", "router"} and settings["S1"] == 4 * 3
+        assert con.execute("SELECT min(f1), max(f1) FROM rewrite_answer_scores").fetchone() == (1.0, 1.0)
+        assert con.execute("SELECT count(*) FROM rewrite_answer_quality").fetchone()[0] > 0
+        assert len(readers) == con.execute("SELECT count(DISTINCT llm_call_key) FROM reader_answers").fetchone()[0]
     finally:
         con.close()
 
