@@ -13,6 +13,7 @@ from ingest.llm import Completion, LLMCache, LLMRequest, Sampling, cache_key, lo
 from ingest.llm.scripted import ScriptedBackend
 from ingest.rewriting.index import RewriteError
 from ingest.rewriting.reader import clean_answer, reader_messages, reader_stage
+from tests.ingest.structure.test_induce_llm import WindowedScripted  # prompt tokens = whitespace words
 from warehouse.db import connect, replace_where, transaction
 from warehouse.dbt import run_dbt
 from warehouse.paths import PROJECT_ROOT
@@ -197,20 +198,6 @@ def test_a_run_replaces_the_cells_previous_rows_only(cell):
     assert cell.execute("SELECT n FROM funnel WHERE stage = 'reader:emb:other'").fetchall() == [(5,)]
 
 
-class WindowedBackend(ScriptedBackend):
-    """The scripted backend with a context window; a prompt's tokens are its words."""
-
-    def __init__(self, respond, window: int):
-        super().__init__(respond)
-        self.window = window
-
-    def context_window(self) -> int:
-        return self.window
-
-    def prompt_tokens(self, messages) -> int:
-        return sum(len(m["content"].split()) for m in messages)
-
-
 def test_fitting_drops_trailing_passages_and_cuts_the_last(con):
     docs = {**DOCS, "long": "Avalon river\n\n" + " ".join(f"w{i}" for i in range(200))}
     _make_inputs(con, [("towns", "emb", "rr", "S1", None, None, 42, "towns/q1", None, ["d1", "long", "d2"]),
@@ -218,7 +205,7 @@ def test_fitting_drops_trailing_passages_and_cuts_the_last(con):
     prompt = load_prompt("reader_answer")
     base = len(reader_messages(prompt, QUERIES["towns/q1"], [DOCS["d1"]])[0]["content"].split())
     window = base + 3 + 48 + 32  # "[2] Avalon river", w0..w47 of the long passage, and the answer's 32 tokens
-    backend = WindowedBackend(lambda r: "Avon", window)
+    backend = WindowedScripted(lambda r: "Avon", window)
     report, _ = _run(con, backend)
     q1, q2 = sorted(backend.requests, key=lambda r: r.item_id)
     content = q1.messages[0]["content"]
@@ -228,7 +215,7 @@ def test_fitting_drops_trailing_passages_and_cuts_the_last(con):
     assert "[2] " + DOCS["d4"] in q2.messages[0]["content"]  # fits whole: unchanged
     assert report["shortened"] == 1 and _funnel(con)["shortened"] == 1
 
-    tiny = WindowedBackend(lambda r: "Avon", 10)
+    tiny = WindowedScripted(lambda r: "Avon", 10)
     with pytest.raises(RewriteError, match=r"reader prompt towns/q1\|reader\|S1\|-\|-\|42 does not fit .* lower max_tokens"):
         _run(con, tiny)
     assert tiny.requests == []

@@ -97,9 +97,14 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
     if rewriting:
         sections += rewriting
         nav = nav.replace("</nav>", "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>")
+    return _page(config.name, banner + meta + nav + "".join(sections))
+
+
+def _page(name: str, body: str) -> str:
+    """The one HTML page around ``body``: title, styles, heading."""
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>ragwarehouse report: {html.escape(config.name)}</title><style>{CSS}</style></head><body>"
-            f"<h1>ragwarehouse report: {html.escape(config.name)}</h1>{banner}{meta}{nav}{''.join(sections)}</body></html>")
+            f"<title>ragwarehouse report: {html.escape(name)}</title><style>{CSS}</style></head><body>"
+            f"<h1>ragwarehouse report: {html.escape(name)}</h1>{body}</body></html>")
 
 
 def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path: str | Path,
@@ -133,9 +138,7 @@ def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dic
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>"
     if not_run:
         sections.append(section_not_run(not_run))
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>ragwarehouse report: {html.escape(config.name)}</title><style>{CSS}</style></head><body>"
-            f"<h1>ragwarehouse report: {html.escape(config.name)}</h1>{banner}{meta}{nav}{''.join(sections)}</body></html>")
+    return _page(config.name, banner + meta + nav + "".join(sections))
 
 
 def write_rewriting_report(con: duckdb.DuckDBPyConnection, config, path: str | Path,
