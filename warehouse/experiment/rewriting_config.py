@@ -74,9 +74,9 @@ PATH_OPTIONS = {"enterprise_rag": "documents", "ambignq": "passages"}
 LOADER_OPTIONS = {"hotpotqa": {"split", "limit"}, "beir": {"split"}, "enterprise_rag": {"documents"},
                   "ambignq": {"passages"}}
 #: the banner of rewrites from a tiny model (ingest.llm.local_models.is_tiny_model): labelled, never a result
-TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from {model} (a 135M-parameter model that "
-              "runs anywhere); they exercise the pipeline and do not reproduce the study. Serve a real model "
-              "(llm.backend openai / vllm) for results.")
+TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's answers come from {model} (a "
+              "135M-parameter model that runs anywhere); they exercise the pipeline and do not reproduce the study. "
+              "Serve a real model (llm.backend openai / vllm) for results.")
 
 _TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader"}
