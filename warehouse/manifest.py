@@ -41,9 +41,12 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def project_digest(root: Path = PROJECT_ROOT, globs: tuple[str, ...] = DBT_PROJECT_GLOBS) -> str:
-    """Digest over the relative path and bytes of every dbt project file (sorted)."""
-    files = sorted({p for g in globs for p in root.glob(g) if p.is_file() and "__pycache__" not in p.parts})
+def project_digest(root: Path = PROJECT_ROOT, globs: tuple[str, ...] = DBT_PROJECT_GLOBS,
+                   exclude: tuple[str, ...] = ()) -> str:
+    """Digest over the relative path and bytes of every file the ``globs`` match (default: the dbt
+    project's), sorted, leaving out the relative paths in ``exclude``."""
+    files = sorted({p for g in globs for p in root.glob(g) if p.is_file() and "__pycache__" not in p.parts
+                    and str(p.relative_to(root)) not in exclude})
     return sha256_parts([f"{p.relative_to(root)}={file_digest(p)}" for p in files])
 
 

@@ -9,8 +9,9 @@ thread (multi-threaded insertion is not reproducible). A search asks the graph f
 with ``ef = max(ef_search, P)`` (hnswlib requires ``ef >= k``).
 
 Only *which* chunks enter the pool comes from the graph: each candidate's score is then recomputed
-exactly, ``score = q . v`` in float64 over the stored float32 vectors, and the pool is ordered by score
-descending, ties by index position, as the exact search orders (:func:`ingest.retrieval.topk.
+exactly, ``score = q . v`` in float64 over the stored float32 vectors (the exact search of the other
+strategies scores in float32: the two agree to float32 rounding, ~1e-7), and the pool is ordered by
+score descending, ties by index position, the exact search's order (:func:`ingest.retrieval.topk.
 topk_inner_product`). So a candidate found by two graphs has one score, and the union by max score
 (:mod:`ingest.rewriting.merge`) unions documents, never rescales them.
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
+RESCORE_BATCH = 512  # queries re-scored at a time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +62,9 @@ def search(index, vectors: np.ndarray, queries: np.ndarray, k: int, ef_search: i
     index.set_num_threads(1)
     labels, _ = index.knn_query(np.ascontiguousarray(queries, dtype=np.float32), k=k)
     labels = labels.astype(np.int64)
-    scores = np.einsum("qkd,qd->qk", vectors[labels].astype(np.float64), queries.astype(np.float64))
+    scores = np.empty(labels.shape, dtype=np.float64)
+    for lo in range(0, len(labels), RESCORE_BATCH):  # bounded memory: RESCORE_BATCH x k x d doubles at a time
+        part = slice(lo, lo + RESCORE_BATCH)
+        scores[part] = np.einsum("qkd,qd->qk", vectors[labels[part]].astype(np.float64), queries[part].astype(np.float64))
     order = np.lexsort((labels, -scores), axis=1)
     return np.take_along_axis(labels, order, 1), np.take_along_axis(scores, order, 1)

@@ -91,6 +91,7 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
+    graphs: dict[int, object] = {}
     for pool, seed in sorted({(s.pool, s.ann_seed) for s in searches}, key=lambda ps: (ps[0], ps[1] is not None, ps[1] or 0)):
         rows = [i for i, s in enumerate(searches) if (s.pool, s.ann_seed) == (pool, seed)]
         if seed is None:
@@ -98,7 +99,9 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
         else:
             if ann is None:
                 raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
-            graph = ann_index.build_index(index.vectors, seed, ann)
+            if seed not in graphs:
+                graphs[seed] = ann_index.build_index(index.vectors, seed, ann)
+            graph = graphs[seed]
             pos, scores = ann_index.search(graph, index.vectors, vectors[rows], pool, ann.ef_search)
         for i, p, sc in zip(rows, pos, scores):
             dense[i] = (p, sc.astype(np.float64))

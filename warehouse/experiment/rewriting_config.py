@@ -86,6 +86,8 @@ ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_boo
                  "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
                  "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds"}
 RAW_METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+#: dbt_project.yml's defaults of the two vars whose value must name a configured strategy / seed
+DEFAULT_BASELINE, DEFAULT_RESCUE_SEED = "S1", 42
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,13 +217,15 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
                      "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
     precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
     analysis = _analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
-    reader = _reader(r, raw.get("reader", {}), settings, llm)
+    reader = _reader(r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE))
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
                            reranker, llm, limit, settings, file, precision=precision, analysis=analysis, reader=reader)
 
 
 def _analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tuple[str, Any], ...]:
-    """The ``analysis:`` overrides, validated (keys: :data:`ANALYSIS_VARS`)."""
+    """The ``analysis:`` overrides, validated (keys: :data:`ANALYSIS_VARS`). The baseline (default S1)
+    must be a configured solo strategy; the rescue seed (default 42) a configured seed: without 42 among
+    the seeds and no ``rescue_seed``, the first seed is used (and passed to dbt)."""
     out: dict[str, Any] = {}
     for key in ("bootstrap_b", "rrf_k", "router_folds"):
         if key in raw:
@@ -231,8 +235,15 @@ def _analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tuple[s
             out[key] = r.integer(raw[key], f"analysis.{key}", 0)
     if "rescue_seed" in out and out["rescue_seed"] not in settings.seeds:
         raise r.fail("analysis.rescue_seed", f"{out['rescue_seed']} is not one of rewriting.seeds {list(settings.seeds)}")
+    if "rescue_seed" not in out and DEFAULT_RESCUE_SEED not in settings.seeds:
+        out["rescue_seed"] = settings.seeds[0]
+    known = load_strategies()
+    solo = [s for s in settings.strategies if known[s].kind == "solo"]
     if "baseline" in raw:
-        out["baseline"] = r.choice(raw["baseline"], "analysis.baseline", list(settings.strategies))
+        out["baseline"] = r.choice(raw["baseline"], "analysis.baseline", solo)
+    elif DEFAULT_BASELINE not in settings.strategies:
+        raise r.fail("analysis.baseline", f"the default baseline {DEFAULT_BASELINE} is not among rewriting.strategies: "
+                                          f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})")
     if "primary_metric" in raw:
         out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
     for key in ("router_taus", "router_taus_cosine"):
@@ -245,16 +256,18 @@ def _analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tuple[s
     return tuple(sorted(out.items()))
 
 
-def _reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec) -> ReaderSpec | None:
-    """``reader:`` (a mapping, or ``none``); no reader without an LLM or without a helper to merge."""
+def _reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, baseline: str) -> ReaderSpec | None:
+    """``reader:`` (a mapping, or ``none``); no reader without an LLM or without a helper to merge. A
+    helper is a configured solo strategy other than the baseline."""
     if raw in (None, "none") or llm.backend == "none":
         return None
     raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens"})
     defaults = ReaderSpec()
     known = load_strategies()
-    helpers = tuple(r.choice(h, f"reader.helpers[{i}]", [s for s in settings.strategies if known[s].kind == "solo"])
+    allowed = [s for s in settings.strategies if known[s].kind == "solo" and s != baseline]
+    helpers = tuple(r.choice(h, f"reader.helpers[{i}]", allowed)
                     for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))) if "helpers" in raw \
-        else tuple(h for h in defaults.helpers if h in settings.strategies)
+        else tuple(h for h in defaults.helpers if h in allowed)
     if not helpers:
         return None
     top_k = r.integer(raw.get("top_k", defaults.top_k), "reader.top_k", 1)

@@ -37,7 +37,7 @@ REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", 
                     "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
 CODE_GLOBS = ("ingest/rewriting/*.py", "ingest/llm/prompts/rewrite_*.txt", "ingest/chunking/sentence_windows.py",
               "seeds/rewrite_strategies.csv")
-READER_CODE = ("ingest/rewriting/reader.py", "ingest/llm/prompts/reader_*.txt")
+READER_CODE = ("ingest/rewriting/reader.py", "ingest/llm/prompts/reader_*.txt", "ingest/llm/fit.py")
 #: the marts the reader's answers feed: built after the reader stage, by dbt:answers
 ANSWER_MARTS = "stg_reader_answers+"
 
@@ -116,7 +116,7 @@ class RewritingPipeline(Pipeline):
             scope = f"{corpus.name}|{self.embedder_name(cfg.embedder)}|{reranker}"
             parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(),
                      self.embedder_name(cfg.embedder), reranker,
-                     *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS)]
+                     *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS, exclude=READER_CODE[:1])]
             self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c))
 
     def _rewrite_one(self, corpus: str) -> str:
@@ -149,11 +149,14 @@ class RewritingPipeline(Pipeline):
     def dbt_vars(self) -> dict[str, Any]:
         return self.config.dbt_vars()
 
-    def _dbt(self, stage: str, parts: list[str], select: str, exclude: str | None = None) -> str:
-        """A dbt build as a stage: the warehouse connection is closed while dbt holds the file."""
+    def _dbt(self, stage: str, parts: list[str], select: str, exclude: str | None = None,
+             indirect: str = "cautious") -> str:
+        """A dbt build as a stage: the warehouse connection is closed while dbt holds the file.
+        ``indirect``: dbt's indirect selection of tests (``eager`` also runs a selected model's tests
+        that read a model built by an earlier stage)."""
         def work() -> str:
             self.close()
-            extra = ["--indirect-selection", "cautious"] + (["--exclude", exclude] if exclude else [])
+            extra = ["--indirect-selection", indirect] + (["--exclude", exclude] if exclude else [])
             result = run_dbt("build", self.warehouse, select=select, vars=self.dbt_vars(), extra=extra)
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
 
@@ -163,8 +166,9 @@ class RewritingPipeline(Pipeline):
         """The reader stage of every corpus (``reader`` configured); returns their fingerprints."""
         reader = self.config.reader
         if reader is None:
-            self.outcome.not_run["read"] = ("no reader LLM (reader: none, or llm.backend none): the answer-quality "
-                                            "marts are empty")
+            self.outcome.not_run["read"] = ("no reader (reader: none, no LLM, or none of its helpers among "
+                                            "rewriting.strategies): the answer-quality marts are empty")
+            self._clear_answers()
             return []
         out = []
         embedder, reranker = self.embedder_name(self.config.embedder), self._reranker_label()
@@ -173,6 +177,16 @@ class RewritingPipeline(Pipeline):
             parts = [marts_fp, repr(reader), *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, READER_CODE)]
             out.append(self.stage("read", scope, parts, lambda c=corpus.name: self._read_one(c, embedder, reranker)))
         return out
+
+    def _clear_answers(self) -> None:
+        """Without a reader, the experiment's cells keep no answers from an earlier run with one."""
+        embedder, reranker = self.embedder_name(self.config.embedder), self._reranker_label()
+        with transaction(self.con):
+            for corpus in self.config.corpora:
+                self.con.execute("DELETE FROM reader_answers WHERE corpus = ? AND embedder = ? AND reranker = ?",
+                                 [corpus.name, embedder, reranker])
+                self.con.execute("DELETE FROM funnel WHERE corpus = ? AND stage = ?",
+                                 [corpus.name, f"reader:{embedder}:{reranker}"])
 
     def _read_one(self, corpus: str, embedder: str, reranker: str) -> str:
         from ingest.rewriting.reader import reader_stage
@@ -207,7 +221,7 @@ class RewritingPipeline(Pipeline):
             marts = self._dbt("dbt:rewriting", parts, "path:models/staging +tag:rewriting", exclude=ANSWER_MARTS)
             readers = self.read(marts)
             answers = self._dbt("dbt:answers", [marts, *readers, f"reader_answers={manifest.table_digest(self.con, 'reader_answers')}"],
-                                ANSWER_MARTS)
+                                ANSWER_MARTS, indirect="eager")
             self.report(answers)
         finally:
             self.close()

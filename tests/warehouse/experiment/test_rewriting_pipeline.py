@@ -68,6 +68,45 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
     assert no_llm.reader is None and no_llm.dbt_vars() == {}
 
 
+def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    from warehouse.experiment.rewriting_config import DEFAULT_BASELINE, DEFAULT_RESCUE_SEED
+
+    assert (project["rewriting_baseline"], project["rewriting_rescue_seed"]) == (DEFAULT_BASELINE, DEFAULT_RESCUE_SEED)
+    # no seed 42: the rescue set is defined by the first configured seed, passed to dbt
+    cfg = parse_rewriting_config({**BASE, "rewriting": {"seeds": [7, 8]}}, tmp_path / "s.yml")
+    assert cfg.dbt_vars()["rewriting_rescue_seed"] == 7
+    # another baseline: the reader's helpers may then include S1
+    cfg = parse_rewriting_config({**BASE, "analysis": {"baseline": "S4"}, "reader": {"helpers": ["S1"]}}, tmp_path / "b.yml")
+    assert cfg.dbt_vars()["rewriting_baseline"] == "S4" and cfg.reader.helpers == ("S1",)
+
+
+def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
+    import io
+
+    import pyarrow as pa
+    from rich.console import Console
+
+    from warehouse.db import replace_where, transaction
+    from warehouse.experiment.rewriting_pipeline import RewritingPipeline
+    from warehouse.schema import arrow_schema
+
+    cfg = parse_rewriting_config({**BASE, "reader": "none"}, tmp_path / "n.yml")
+    pipeline = RewritingPipeline(cfg, data=None, warehouse=tmp_path / "w.duckdb", console=Console(file=io.StringIO()))
+    try:
+        cell = (pipeline.embedder_name(cfg.embedder), "none")
+        row = {"corpus": ["h", "other"], "embedder": [cell[0]] * 2, "reranker": ["none"] * 2, "setting": ["S1"] * 2,
+               "helper": [None] * 2, "tau": [None] * 2, "seed": [42] * 2, "query_id": ["h/q1", "o/q1"], "top_k": [5] * 2,
+               "answer": ["old"] * 2, "llm_call_key": ["k"] * 2}
+        with transaction(pipeline.con):
+            replace_where(pipeline.con, "reader_answers", "FALSE", [], pa.Table.from_pydict(row, arrow_schema("reader_answers")))
+        assert pipeline.read("marts") == []
+        assert pipeline.con.execute("SELECT corpus FROM reader_answers").fetchall() == [("other",)]  # only this cell's
+        assert "no reader" in pipeline.outcome.not_run["read"]
+    finally:
+        pipeline.close()
+
+
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
     ({"rewriting": {"ann": {"seeds": [1, 1]}}}, "ann_seeds must be distinct"),
@@ -80,6 +119,9 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
     ({"analysis": {"alpha": 0.05}}, r"analysis.alpha: unknown key"),
     ({"reader": {"top_k": 11}}, r"reader.top_k: expected at most 10"),
     ({"reader": {"helpers": ["S1-pool100"]}}, r"reader.helpers\[0\]: 'S1-pool100' is not one of"),
+    ({"reader": {"helpers": ["S1"]}}, r"reader.helpers\[0\]: 'S1' is not one of"),  # the baseline itself
+    ({"analysis": {"baseline": "S1-ann4"}}, r"analysis.baseline: 'S1-ann4' is not one of"),  # a control
+    ({"rewriting": {"strategies": ["S2", "Q2D"]}}, r"analysis.baseline: the default baseline S1 is not among"),
     ({"rewriting": {"mmr": {"lambda": 1.5}}}, r"rewriting.mmr.lambda: expected a number in \[0, 1.0\]"),
     ({"rewriting": {"cosine_band": [0.9, 0.4]}}, "cosine_band must satisfy"),
     ({"rewriting": {"chunk": {"tokens": 50, "overlap": 50}}}, "chunk overlap"),

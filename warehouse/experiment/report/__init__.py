@@ -132,9 +132,9 @@ def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dic
             f" · LLM {html.escape(config.llm.backend + (' / ' + str(config.llm.model) if config.llm.model else ''))}"
             f" · strategies {html.escape(', '.join(config.settings.strategies))}"
             f" · seeds {html.escape(', '.join(map(str, config.settings.seeds)))}</p>")
-    sections = rewriting_sections(con) or [
+    sections = rewriting_sections(con) or [(
         '<section id="rw-solo"><h2>rewriting</h2><p class="notrun">not run: the rewriting marts hold no rows '
-        "(build them: `dbt build --select +tag:rewriting`, which `ragwh run` does)</p></section>"]
+        "(build them: `dbt build --select +tag:rewriting`, which `ragwh run` does)</p></section>")]
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>"
     if not_run:
         sections.append(section_not_run(not_run))
