@@ -29,6 +29,7 @@ import pyarrow as pa
 from warehouse import manifest
 from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
+from warehouse.experiment.outputs import Output
 from warehouse.experiment.pipeline import Pipeline, RunOutcome
 from warehouse.experiment.rewriting_config import RewritingConfig
 from warehouse.paths import PROJECT_ROOT
@@ -175,7 +176,9 @@ class RewritingPipeline(Pipeline):
         for corpus in self.config.corpora:
             scope = f"{corpus.name}|{embedder}|{reranker}"
             parts = [marts_fp, repr(reader), *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, READER_CODE)]
-            out.append(self.stage("read", scope, parts, lambda c=corpus.name: self._read_one(c, embedder, reranker)))
+            answers = Output("reader_answers", "corpus = ? AND embedder = ? AND reranker = ?", (corpus.name, embedder, reranker))
+            out.append(self.stage("read", scope, parts, lambda c=corpus.name: self._read_one(c, embedder, reranker),
+                                  outputs=[answers]))
         return out
 
     def _clear_answers(self) -> None:

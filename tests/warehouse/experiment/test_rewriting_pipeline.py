@@ -189,6 +189,11 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         assert second.exit_code == 0, second.output
         assert server.n_requests == calls  # a rerun makes no LLM call ...
         assert "nothing changed since the last run" in second.output, second.output  # ... no embedding, no dbt build
+        with duckdb.connect(str(warehouse)) as con:  # answers deleted by hand: the reader runs again (from the cache)
+            con.execute("DELETE FROM reader_answers WHERE setting = 'router'")
+        third = CliRunner().invoke(app, args)
+        assert third.exit_code == 0, third.output
+        assert "> read [" in third.output and server.n_requests == calls  # rerun, and every answer was cached
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
