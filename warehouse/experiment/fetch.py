@@ -191,17 +191,24 @@ def fetch_qasper(
                 except httpx.TransportError as exc:
                     raise FetchError(_offline_message(url, exc, data)) from exc
                 downloaded = True
-            try:
-                _verify(target, release, sha, expected)
-            except FetchError:
-                target.unlink()
-                raise
-            if expected is None:
-                recorded[release.filename] = sha
-                _write_recorded(folder, recorded)
+            _keep_verified(target, release, sha, expected, folder, recorded)
             _extract(target, release, folder)
             fetched.append(FetchedFile(release.filename, target, target.stat().st_size, sha, basis, downloaded))
     return fetched
+
+
+def _keep_verified(target: Path, release: Release, sha: str, expected: str | None, folder: Path,
+                   recorded: dict[str, str]) -> None:
+    """Verify a fresh download (deleting it when it fails); with no checksum to verify against, record
+    its sha256 in ``folder``'s SHA256SUMS (trust on first use)."""
+    try:
+        _verify(target, release, sha, expected)
+    except FetchError:
+        target.unlink()
+        raise
+    if expected is None:
+        recorded[release.filename] = sha
+        _write_recorded(folder, recorded)
 
 
 # --- HotpotQA train (issue 11: the query-rewriting study's first 5,000 train questions) ----------------
@@ -244,12 +251,5 @@ def fetch_hotpotqa(data: str | os.PathLike, *, base_url: str | None = None, file
                 f"cannot download {url}: {type(exc).__name__}: {exc}. No network? Copy {filename} into {folder} "
                 f"(then `ragwh fetch hotpotqa --data {data}` records and verifies its checksum) or pass the file "
                 "to `ragwh ingest hotpotqa` directly") from exc
-    try:
-        _verify(target, release, sha, expected)
-    except FetchError:
-        target.unlink()
-        raise
-    if expected is None:
-        recorded[filename] = sha
-        _write_recorded(folder, recorded)
+    _keep_verified(target, release, sha, expected, folder, recorded)
     return FetchedFile(filename, target, target.stat().st_size, sha, basis, True)
