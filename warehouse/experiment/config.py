@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -254,6 +255,24 @@ class _Reader:
     def __init__(self, file: Path) -> None:
         self.file = file
 
+    def corpora(self, value: Any, build: Callable[[str, dict], CorpusSpec]) -> list[CorpusSpec]:
+        """The ``corpora:`` list: each entry a mapping of name, loader, sources (required) and options,
+        turned into a spec by ``build(dotted_key, entry)``; the names must be unique."""
+        if not isinstance(value, list) or not value:
+            raise self.fail("corpora", "expected a non-empty list of corpora")
+        corpora = []
+        for i, c in enumerate(value):
+            key = f"corpora[{i}]"
+            c = self.mapping(c, key, {"name", "loader", "sources", "options"})
+            for req in ("name", "loader", "sources"):
+                if req not in c:
+                    raise self.fail(f"{key}.{req}", "required key missing")
+            corpora.append(build(key, c))
+        names = [c.name for c in corpora]
+        if len(set(names)) != len(names):
+            raise self.fail("corpora", f"corpus names must be unique, got {names}")
+        return corpora
+
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(f"{self.file}: {key}: {problem}")
 
@@ -327,26 +346,18 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     if not isinstance(demo, bool):
         raise r.fail("demo", f"expected true/false, got {demo!r}")
 
-    if not isinstance(raw["corpora"], list) or not raw["corpora"]:
-        raise r.fail("corpora", "expected a non-empty list of corpora")
-    corpora = []
-    for i, c in enumerate(raw["corpora"]):
-        key = f"corpora[{i}]"
-        c = r.mapping(c, key, {"name", "loader", "sources", "options"})
-        for req in ("name", "loader", "sources"):
-            if req not in c:
-                raise r.fail(f"{key}.{req}", "required key missing")
+    def corpus_spec(key: str, c: dict) -> CorpusSpec:
         sources = r.strings(c["sources"], f"{key}.sources")
         if not sources:
             raise r.fail(f"{key}.sources", "expected at least one source file")
         options = c.get("options", {}) or {}
         if not isinstance(options, dict):
             raise r.fail(f"{key}.options", "expected a mapping")
-        corpora.append(CorpusSpec(r.string(c["name"], f"{key}.name"),
-                                  r.choice(c["loader"], f"{key}.loader", LOADERS), tuple(sources), dict(options)))
+        return CorpusSpec(r.string(c["name"], f"{key}.name"), r.choice(c["loader"], f"{key}.loader", LOADERS),
+                          tuple(sources), dict(options))
+
+    corpora = r.corpora(raw["corpora"], corpus_spec)
     names = [c.name for c in corpora]
-    if len(set(names)) != len(names):
-        raise r.fail("corpora", f"corpus names must be unique, got {names}")
 
     if not isinstance(raw["embedders"], list) or not raw["embedders"]:
         raise r.fail("embedders", "expected a non-empty list of embedders")

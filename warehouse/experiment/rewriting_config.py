@@ -176,24 +176,15 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
     for key in ("name", "corpora", "embedder"):
         if key not in raw:
             raise r.fail(key, "required key missing")
-    if not isinstance(raw["corpora"], list) or not raw["corpora"]:
-        raise r.fail("corpora", "expected a non-empty list of corpora")
-    corpora = []
-    for i, c in enumerate(raw["corpora"]):
-        key = f"corpora[{i}]"
-        c = r.mapping(c, key, {"name", "loader", "sources", "options"})
-        for req in ("name", "loader", "sources"):
-            if req not in c:
-                raise r.fail(f"{key}.{req}", "required key missing")
+    def corpus_spec(key: str, c: dict) -> CorpusSpec:
         loader = r.choice(c["loader"], f"{key}.loader", LOADERS)
         sources = r.strings(c["sources"], f"{key}.sources")
         if len(sources) != 1:
             raise r.fail(f"{key}.sources", "expected exactly one source file")
         options = r.mapping(c.get("options") or {}, f"{key}.options", LOADER_OPTIONS[loader])
-        corpora.append(CorpusSpec(r.string(c["name"], f"{key}.name"), loader, tuple(sources), dict(options)))
-    names = [c.name for c in corpora]
-    if len(set(names)) != len(names):
-        raise r.fail("corpora", f"corpus names must be unique, got {names}")
+        return CorpusSpec(r.string(c["name"], f"{key}.name"), loader, tuple(sources), dict(options))
+
+    corpora = r.corpora(raw["corpora"], corpus_spec)
     embedder = r.string(raw["embedder"], "embedder")
     reranker = raw.get("reranker", "none")
     reranker = None if reranker in (None, "none") else r.string(reranker, "reranker")
