@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,20 +26,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dbt_timing import dbt, timed_build  # noqa: E402
 from synthetic_evaluation import Scale, load_synthetic  # noqa: E402
 
 from udfs.metrics.binary import ndcg_binary  # noqa: E402
 from warehouse.db import connect  # noqa: E402
-from warehouse.paths import PROJECT_ROOT  # noqa: E402
-
-
-def _dbt(args: list[str], warehouse: Path, target: Path) -> float:
-    env = {**os.environ, "RAGWH_WAREHOUSE": str(warehouse)}
-    t = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "dbt"), *args, "--quiet", "--target-path", str(target),
-                    "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)],
-                   env=env, check=True, cwd=PROJECT_ROOT)
-    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -59,22 +48,16 @@ def main() -> None:
     con.close()
     print(f"synthetic load: {time.perf_counter() - t:.1f} s  {counts}")
     target = work / "target"  # not the checkout's target/: other dbt runs may share it
-    t_up = _dbt(["seed"], wh, target) + _dbt(["run", "--select", "+tag:evaluation", "--exclude", "tag:evaluation"], wh, target)
+    t_up = dbt(["seed"], wh, target) + dbt(["run", "--select", "+tag:evaluation", "--exclude", "tag:evaluation"], wh, target)
     print(f"upstream (seeds, staging, condition_texts): {t_up:.1f} s")
 
-    before_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before = before_usage.ru_maxrss
-    t_eval = _dbt(["build", "--select", "tag:evaluation", "--vars", json.dumps({"bootstrap_b": args.boot})], wh, target)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak_kib = usage.ru_maxrss
-    cpu = (usage.ru_utime + usage.ru_stime) - (before_usage.ru_utime + before_usage.ru_stime)
-    timings = json.loads((target / "run_results.json").read_text())["results"]
-    slow = sorted(((r["execution_time"], r["unique_id"].split(".")[-1]) for r in timings), reverse=True)[:8]
+    build = timed_build(["build", "--select", "tag:evaluation", "--vars", json.dumps({"bootstrap_b": args.boot})],
+                        wh, target)
+    t_eval = build.wall_s
     print(f"evaluation build (dbt build --select tag:evaluation, B={args.boot}): {t_eval:.1f} s, "
-          f"CPU {cpu:.1f} s, peak RSS {peak_kib / 2**20:.2f} GiB (largest earlier child: {before / 2**20:.2f} GiB; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print("slowest nodes: " + ", ".join(f"{n} {s:.1f}s" for s, n in slow)
-          + f"; all nodes {sum(r['execution_time'] for r in timings):.1f} s")
+          f"CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (largest earlier child: "
+          f"{build.earlier_peak_kib / 2**20:.2f} GiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print("slowest nodes: " + build.slowest())
 
     con = connect(wh, read_only=True)
     rows = con.execute("""

@@ -19,28 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dbt_timing import TWO_THREADS, dbt, timed_build
 from synthetic_rewriting import Scale, load_synthetic
 
 from warehouse.db import connect
-from warehouse.paths import PROJECT_ROOT
-
-THREADS = {v: "2" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
-
-
-def _dbt(args: list[str], warehouse: Path, target: Path) -> float:
-    env = {**os.environ, **THREADS, "RAGWH_WAREHOUSE": str(warehouse)}
-    t = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "dbt"), *args, "--quiet", "--target-path", str(target),
-                    "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)],
-                   env=env, check=True, cwd=PROJECT_ROOT)
-    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -58,21 +45,14 @@ def main() -> None:
     con.close()
     print(f"synthetic load: {time.perf_counter() - t:.1f} s  {counts}")
     target = work / "target"  # not the checkout's target/: other dbt runs may share it
-    _dbt(["parse"], wh, target)  # parsing the project is not the build
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = _dbt(["build", "--select", "+tag:rewriting", "--indirect-selection", "cautious",
-                 "--vars", json.dumps({"rewriting_bootstrap_b": args.boot})], wh, target)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (usage.ru_utime + usage.ru_stime) - (before.ru_utime + before.ru_stime)
-    timings = json.loads((target / "run_results.json").read_text())["results"]
-    slow = sorted(((r["execution_time"], r["unique_id"].split(".")[-1]) for r in timings), reverse=True)[:8]
+    dbt(["parse"], wh, target, TWO_THREADS)  # parsing the project is not the build
+    build = timed_build(["build", "--select", "+tag:rewriting", "--indirect-selection", "cautious",
+                         "--vars", json.dumps({"rewriting_bootstrap_b": args.boot})], wh, target, TWO_THREADS)
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"rewriting build (dbt build --select +tag:rewriting, B={args.boot}, {len(timings)} nodes): {wall:.1f} s, "
-          f"CPU {cpu:.1f} s, peak RSS {usage.ru_maxrss / 2**20:.2f} GiB (load average {os.getloadavg()[0]:.1f}; "
-          f"{affinity} cores allowed)")
-    print("slowest nodes: " + ", ".join(f"{n} {s:.1f}s" for s, n in slow)
-          + f"; all nodes {sum(r['execution_time'] for r in timings):.1f} s")
+    print(f"rewriting build (dbt build --select +tag:rewriting, B={args.boot}, {len(build.timings)} nodes): "
+          f"{build.wall_s:.1f} s, CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (load average "
+          f"{os.getloadavg()[0]:.1f}; {affinity} cores allowed)")
+    print("slowest nodes: " + build.slowest())
     con = connect(wh, read_only=True)
     for name in ("rewrite_query_metrics", "rewrite_ensemble_scores", "rewrite_ensembles", "rewrite_oracle",
                  "rewrite_router_sweep", "rewrite_budget_baselines", "rewrite_answer_quality"):
