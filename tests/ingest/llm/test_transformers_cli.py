@@ -60,7 +60,7 @@ def test_the_three_llm_commands_run_with_the_packaged_model_and_rerun_from_the_c
 
     n_induce = sum(v[0] for p, v in calls.items() if p.startswith("induce_"))
     reruns = []
-    for args in commands:  # the cache answers every request: no generation, same rows
+    for args in commands:  # the cache answers every request: llm_calls stays as it was
         result = runner.invoke(app, args + ["--config", str(config)])
         assert result.exit_code == 0, result.output
         reruns.append(" ".join(result.output.split()))
