@@ -5,7 +5,7 @@ rows digest to what it left).
     python benchmarks/bench_noop_rerun.py --warehouse FILE [--config CFG] [--data DIR] [--report HTML] [--repeat 3]
 
 Prints the median and all wall times (seconds) of ``--repeat`` subprocess reruns, then the time of
-one pass over every stage's output digest (warehouse.experiment.outputs) on the same warehouse.
+one pass over every stage's output digest (ragwh.experiment.pipeline.outputs) on the same warehouse.
 The warehouse must hold a finished run of the same config (and the same --report path): every
 stage should print "unchanged, skipped".
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def rerun_seconds(args: argparse.Namespace) -> list[float]:
-    cmd = [sys.executable, "-m", "warehouse.cli", "run", "--warehouse", str(args.warehouse)]
+    cmd = [sys.executable, "-m", "ragwh.cli", "run", "--warehouse", str(args.warehouse)]
     for flag, value in (("--config", args.config), ("--data", args.data), ("--report", args.report)):
         if value:
             cmd += [flag, str(value)]
@@ -40,9 +40,9 @@ def rerun_seconds(args: argparse.Namespace) -> list[float]:
 def digest_seconds(args: argparse.Namespace) -> float:
     from warehouse import manifest
     from warehouse.db import connect
-    from warehouse.experiment import outputs
-    from warehouse.experiment.config import load_config
-    from warehouse.experiment.pipeline import Pipeline
+    from ragwh.experiment.pipeline import outputs
+    from ragwh.experiment.config.chunking import load_config
+    from ragwh.experiment.pipeline.chunking import Pipeline
 
     cfg = load_config(args.config)
     pipeline = Pipeline(cfg, data=args.data, warehouse=args.warehouse)  # for the stored embedder / reranker names

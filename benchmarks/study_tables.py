@@ -3,7 +3,7 @@
 Reads the marts of one cell (corpus, embedder, reranker; default: the corpus's only first-stage
 embedder, reranker none) and prints: per-condition means of every metric (rows in the conditions
 seed's order), every contrast of every metric with its document-clustered 95% CI and p (a p of 0 as
-"< 1/B", :func:`warehouse.experiment.report.markup.p_text`), the truncation table, the evaluation
+"< 1/B", :func:`ragwh.experiment.report.markup.p_text`), the truncation table, the evaluation
 exclusions and fallback documents, and the paper's QASPER pattern (A0 < P < A2 < A3 on the primary
 metric, C4 = A4 - A3 negative) with each comparison marked as holding or not in this run.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 
 from warehouse.db import connect
-from warehouse.experiment.report.data import condition_order, metric_names
-from warehouse.experiment.report.markup import p_text
+from ragwh.experiment.report.data import condition_order, metric_names
+from ragwh.experiment.report.markup import p_text
 
 PATTERN = ("A0", "P", "A2", "A3")  # the paper's QASPER order of the primary metric, lowest first
 

@@ -9,7 +9,7 @@ import duckdb
 import yaml
 from typer.testing import CliRunner
 
-from warehouse.cli import app
+from ragwh.cli import app
 from warehouse.paths import PROJECT_ROOT
 
 N_PAPERS = 20

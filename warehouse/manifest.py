@@ -67,7 +67,7 @@ def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE"
 
 def output_digest(con: duckdb.DuckDBPyConnection, outputs) -> str:
     """``sha256`` over the :func:`table_digest` of each output (objects with ``table``, ``where``,
-    ``params``, ``columns``; see ``warehouse.experiment.outputs``); ``''`` when there are none."""
+    ``params``, ``columns``; see ``ragwh.experiment.pipeline.outputs``); ``''`` when there are none."""
     if not outputs:
         return ""
     return sha256_parts([f"{o.table}[{o.where}|{o.params}|{o.columns}]="

@@ -1,7 +1,7 @@
 """Every choice of the rewriting study's fixed pipeline, with its default (docs/rewriting.md explains each).
 
 :class:`RewriteSettings` is the one place these values live: the experiment config
-(``warehouse/experiment/rewriting_config.py``) reads overrides into it, the stage reads it, and its
+(``ragwh/experiment/config/rewriting.py``) reads overrides into it, the stage reads it, and its
 :meth:`RewriteSettings.fingerprint` is part of the stage's manifest fingerprint.
 """
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The layer rule of docs/design.md: stages (``ingest/``) and kernels (``udfs/``) import storage
-(``warehouse.db``, ``schema``, ``paths``, ``manifest``, ``dbt``), never the experiment layer
-(``warehouse.experiment``) or the CLI (``warehouse.commands``, ``warehouse.cli``)."""
+"""The layer rule of docs/design.md, one folder per layer: ``ragwh/`` (the CLI and the experiment layer)
+imports the stages (``ingest/``), which import storage (``warehouse/``: db, schema, paths, manifest,
+dbt); kernels (``udfs/``) import storage at most. No stage or kernel imports ``ragwh``; storage imports
+neither a stage nor ``ragwh``."""
 from __future__ import annotations
 
 import ast
@@ -8,13 +9,13 @@ from pathlib import Path
 
 from warehouse.paths import PROJECT_ROOT
 
-FORBIDDEN = ("warehouse.experiment", "warehouse.commands", "warehouse.cli")
+FORBIDDEN = ("ragwh",)
 LOWER_LAYERS = ("ingest", "udfs")
 
 
 def imported_modules(source: str) -> set[str]:
     """Every module an ``import`` or ``from ... import`` names, anywhere in the file (function-level too).
-    ``from warehouse import experiment`` names ``warehouse.experiment``; ``from a.b import c`` names
+    ``from ragwh import experiment`` names ``ragwh.experiment``; ``from a.b import c`` names
     ``a.b`` and ``a.b.c`` (c may be a submodule)."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -47,10 +48,8 @@ def test_stages_and_kernels_never_import_the_experiment_layer():
 
 
 def test_storage_imports_no_stage_and_no_experiment_module():
-    """``warehouse/*.py`` but the CLI entry point is storage: it may import udfs (the plugin), nothing above."""
-    for path in sorted((PROJECT_ROOT / "warehouse").glob("*.py")):
-        if path.name == "cli.py":
-            continue
+    """Everything under ``warehouse/`` is storage: it may import udfs (the plugin), nothing above."""
+    for path in sorted((PROJECT_ROOT / "warehouse").rglob("*.py")):
         bad = sorted(m for m in imported_modules(path.read_text(encoding="utf-8"))
                      if _forbidden(m) or m == "ingest" or m.startswith("ingest."))
         assert bad == [], f"{path.relative_to(PROJECT_ROOT)} imports {bad}"
@@ -59,14 +58,16 @@ def test_storage_imports_no_stage_and_no_experiment_module():
 def test_the_check_catches_each_form_of_import(tmp_path):
     (tmp_path / "ingest" / "corpora").mkdir(parents=True)
     (tmp_path / "udfs").mkdir()
-    (tmp_path / "ingest" / "corpora" / "bad.py").write_text(
-        "import warehouse.experiment.config\n"
-        "def f():\n    from warehouse.commands.run import run_command\n"
-        "from warehouse import experiment\n", encoding="utf-8")
+    forms = {"a.py": "import ragwh.experiment.config.chunking\n",
+             "b.py": "def f():\n    from ragwh.commands.run import run_command\n",
+             "c.py": "from ragwh import experiment\n"}
+    for name, source in forms.items():
+        (tmp_path / "ingest" / "corpora" / name).write_text(source, encoding="utf-8")
     (tmp_path / "udfs" / "ok.py").write_text("from warehouse.db import connect\nimport warehouse.schema\n", encoding="utf-8")
     assert violations(tmp_path) == [
-        "ingest/corpora/bad.py: imports warehouse.commands.run",
-        "ingest/corpora/bad.py: imports warehouse.experiment",
+        "ingest/corpora/a.py: imports ragwh.experiment.config.chunking",
+        "ingest/corpora/b.py: imports ragwh.commands.run",
+        "ingest/corpora/c.py: imports ragwh",
     ]
 
 

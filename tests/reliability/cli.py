@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from warehouse.cli import app
+from ragwh.cli import app
 from warehouse.paths import PROJECT_ROOT
 
 DEMO_FILE = PROJECT_ROOT / "warehouse" / "experiment" / "demo" / "demo.v0.3-format.json"

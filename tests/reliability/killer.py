@@ -49,7 +49,7 @@ def main(argv: list[str]) -> None:
         import ingest.retrieval.embed as embed
 
         embed.COMMIT_TEXTS = int(options[0])
-    from warehouse.cli import app
+    from ragwh.cli import app
 
     app(args, prog_name="ragwh")
 

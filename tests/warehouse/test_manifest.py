@@ -6,8 +6,8 @@ import io
 from rich.console import Console
 
 from warehouse import manifest
-from warehouse.experiment.config import load_config
-from warehouse.experiment.pipeline import Pipeline, PipelineError
+from ragwh.experiment.config.chunking import load_config
+from ragwh.experiment.pipeline.chunking import Pipeline, PipelineError
 
 
 def test_table_digest_sees_every_change(con):
@@ -78,7 +78,7 @@ def test_not_run_reasons_cover_a1_and_its_contrast(warehouse_file):
 def test_stage_reruns_when_its_output_changed_in_the_warehouse(warehouse_file):
     """Issue 14, defect 2: equal input fingerprints used to skip a stage whatever had happened to
     its output since (a corpus wiped or replaced by hand); now the output digest must match too."""
-    from warehouse.experiment.outputs import Output
+    from ragwh.experiment.pipeline.outputs import Output
 
     out = io.StringIO()
     pipeline = Pipeline(load_config(None), data=None, warehouse=warehouse_file, console=Console(file=out, width=200))

@@ -86,7 +86,7 @@ def test_bad_questions(con, tmp_path, line, message):
 def test_cli_refuses_without_documents(shared_data, warehouse_file):
     from typer.testing import CliRunner
 
-    from warehouse.cli import app
+    from ragwh.cli import app
 
     result = CliRunner().invoke(app, ["ingest", "enterprise-rag", str(shared_data / "enterprise_rag" / "questions.jsonl")])
     assert result.exit_code == 1

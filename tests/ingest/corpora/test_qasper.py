@@ -449,7 +449,7 @@ def test_failed_load_leaves_warehouse_as_it_was(con, v03_file, hf_file, tmp_path
 
 
 def test_cli_prints_summary_and_fails_cleanly(tmp_path, v03_file, hf_file):
-    from warehouse.cli import app
+    from ragwh.cli import app
 
     wh = tmp_path / "cli.duckdb"
     result = CliRunner().invoke(app, ["ingest", "qasper", str(v03_file), str(hf_file), "--warehouse", str(wh),

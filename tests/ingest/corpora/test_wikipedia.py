@@ -315,7 +315,7 @@ def test_verification_failure_is_quarantined(tmp_path) -> None:
 
 
 def test_cli(tmp_path, xml_file) -> None:
-    from warehouse.cli import app
+    from ragwh.cli import app
 
     wh = tmp_path / "cli.duckdb"
     result = CliRunner().invoke(app, ["ingest", "wikipedia", str(xml_file), "--no-filters", "--cap", "1",

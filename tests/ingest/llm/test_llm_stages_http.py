@@ -205,7 +205,7 @@ def test_generated_queries_end_to_end(con, server):
 
 
 def test_cli_runs_the_llm_stages_against_the_server(warehouse_file, server, monkeypatch):
-    from warehouse.cli import app
+    from ragwh.cli import app
     from warehouse.db import connect
 
     con = connect(warehouse_file)

@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.ingest.llm.test_llm_stages_http import load_articles
-from warehouse.cli import app
+from ragwh.cli import app
 from warehouse.db import connect
 
 LABEL = "TINY-MODEL OUTPUT, NOT RESULTS"

@@ -183,7 +183,7 @@ def test_default_minilm_embeds_offline(con):
 def test_cli_reports_a_missing_model_and_exits_1(warehouse_file, tmp_path):
     from typer.testing import CliRunner
 
-    from warehouse.cli import app
+    from ragwh.cli import app
     from warehouse.db import connect
 
     connect(warehouse_file).close()  # embed needs an existing warehouse (it never creates one)

@@ -1,13 +1,13 @@
-"""The rewriting section of the one HTML report (warehouse/experiment/report/rewriting.py) from the
+"""The rewriting section of the one HTML report (ragwh/experiment/report/rewriting.py) from the
 built marts: every sub-section with its figures and tables, 'not run' with the reason where a mart is
 empty, absent when the rewriting marts are, and the tiny-model label."""
 from __future__ import annotations
 
 import duckdb
 
-from warehouse.experiment.config import load_config
-from warehouse.experiment.report import render_report
-from warehouse.experiment.report.rewriting import NAV, _tiny_model_label, rewriting_sections
+from ragwh.experiment.config.chunking import load_config
+from ragwh.experiment.report import render_report
+from ragwh.experiment.report.rewriting import NAV, _tiny_model_label, rewriting_sections
 
 CELLS = 3  # hotpotqa and ambignq with a reranker, scifact cosine-only
 

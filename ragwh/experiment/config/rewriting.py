@@ -1,9 +1,9 @@
 """Rewriting-study experiment configs (``study: rewriting``): one YAML fixes corpora, stack, LLM and pipeline.
 
 ``ragwh run --config experiments/rewriting-*.yml`` reads the file with :func:`load_experiment`, which
-dispatches on the top-level ``study`` key (absent: the chunking study's :func:`warehouse.experiment.config.
+dispatches on the top-level ``study`` key (absent: the chunking study's :func:`ragwh.experiment.config.chunking.
 load_config`). Validation is as strict as the chunking study's: an unknown key or a wrong type raises
-:class:`~warehouse.experiment.config.ConfigError` naming the file and the dotted key. Example
+:class:`~ragwh.experiment.config.chunking.ConfigError` naming the file and the dotted key. Example
 (``experiments/rewriting-hotpotqa.yml``, the offline default)::
 
     name: rewriting-hotpotqa
@@ -57,7 +57,7 @@ import yaml
 
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
-from warehouse.experiment.config import (
+from ragwh.experiment.config.chunking import (
     LLM_BACKENDS,
     PRECISIONS,
     ConfigError,
@@ -157,7 +157,7 @@ class RewritingConfig:
 
 
 def load_experiment(path: str | os.PathLike | None = None):
-    """A chunking-study :class:`~warehouse.experiment.config.ExperimentConfig` or a :class:`RewritingConfig`,
+    """A chunking-study :class:`~ragwh.experiment.config.chunking.ExperimentConfig` or a :class:`RewritingConfig`,
     by the file's ``study`` key."""
     file = Path(path).expanduser().resolve() if path else None
     if file is not None and file.is_file():

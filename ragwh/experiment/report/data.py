@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from warehouse.experiment.config import ExperimentConfig
+from ragwh.experiment.config.chunking import ExperimentConfig
 from warehouse.paths import PROJECT_ROOT
 
 

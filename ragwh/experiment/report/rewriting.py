@@ -13,8 +13,8 @@ import html
 import duckdb
 
 from ingest.llm.local_models import is_tiny_model
-from warehouse.experiment.report.data import fetch_rows, mart, relation_exists
-from warehouse.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
+from ragwh.experiment.report.data import fetch_rows, mart, relation_exists
+from ragwh.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
 
 PRIMARY = "HIT@10"
 METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from warehouse.experiment.config import ConfigError, load_config
+from ragwh.experiment.config.chunking import ConfigError, load_config
 
 export_app = typer.Typer(help="Export runs for other tools.", no_args_is_help=True)
 
@@ -20,8 +20,8 @@ def report_command(
 ) -> None:
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
-    from warehouse.experiment.pipeline import REPORTS_DIR, Pipeline
-    from warehouse.experiment.report import write_report
+    from ragwh.experiment.pipeline.chunking import REPORTS_DIR, Pipeline
+    from ragwh.experiment.report import write_report
 
     console = Console()
     try:
@@ -52,7 +52,7 @@ def export_trec_command(
 ) -> None:
     """Write a TREC run file and the matching qrels (score them with ranx or trec_eval)."""
     from warehouse.db import connect
-    from warehouse.experiment.export import ExportError, export_trec
+    from ragwh.experiment.export import ExportError, export_trec
 
     console = Console()
     con = connect(warehouse, read_only=True)

@@ -7,9 +7,9 @@ import re
 
 import duckdb
 
-from warehouse.experiment.config import ExperimentConfig
-from warehouse.experiment.report.data import Cell, condition_order, fetch_rows, mart
-from warehouse.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
+from ragwh.experiment.config.chunking import ExperimentConfig
+from ragwh.experiment.report.data import Cell, condition_order, fetch_rows, mart
+from ragwh.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
 
 #: (family, treatment conditions by prefix depth 0..3) for the dose-response figure.
 DOSE_FAMILIES = (("induced (A)", ("A2", "A3-d1", "A3-d2", "A3")), ("gold (G)", ("G2", "G3-d1", "G3-d2", "G3")))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.experiment.config import ExperimentConfig
-from warehouse.experiment.report.chunking import (
+from ragwh.experiment.config.chunking import ExperimentConfig
+from ragwh.experiment.report.chunking import (
     section_budget,
     section_contrasts,
     section_cuts,
@@ -31,7 +31,7 @@ from warehouse.experiment.report.chunking import (
     section_sizes,
     section_truncation,
 )
-from warehouse.experiment.report.data import (
+from ragwh.experiment.report.data import (
     condition_means,
     contrast_rows,
     mart,
@@ -39,9 +39,9 @@ from warehouse.experiment.report.data import (
     primary_cells,
     primary_embedder_name,
 )
-from warehouse.experiment.report.markup import CSS
-from warehouse.experiment.report.rewriting import NAV as REWRITING_NAV
-from warehouse.experiment.report.rewriting import rewriting_sections
+from ragwh.experiment.report.markup import CSS
+from ragwh.experiment.report.rewriting import NAV as REWRITING_NAV
+from ragwh.experiment.report.rewriting import rewriting_sections
 
 
 def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,

@@ -7,8 +7,8 @@ import struct
 import subprocess
 import zlib
 
-from warehouse.experiment.config import load_config
-from warehouse.experiment.report import render_report, write_report
+from ragwh.experiment.config.chunking import load_config
+from ragwh.experiment.report import render_report, write_report
 
 CELL = ("demo", "all-MiniLM-L6-v2", "none")
 CONDITIONS = ["A0", "A2", "A3-d1", "A3-d2", "A3", "A4", "G2", "G3-d1", "G3-d2", "G3", "G4", "P"]
@@ -146,7 +146,7 @@ def test_truncation_exclusions_and_a_zero_p(con):
 def test_the_primary_embedder_is_found_at_its_stored_precision(con, monkeypatch):
     """The marts name the embedder with its precision (all-MiniLM-L6-v2@bf16); the report's primary cell does too."""
     import ingest.retrieval.precision as precision
-    from warehouse.experiment.report.data import primary_embedder_name
+    from ragwh.experiment.report.data import primary_embedder_name
 
     _fill_marts(con)
     config = load_config(None)

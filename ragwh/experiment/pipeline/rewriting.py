@@ -17,7 +17,7 @@ with the config's ``analysis:`` values as dbt vars (:meth:`RewritingConfig.dbt_v
 the reader LLM over the view ``rewrite_reader_inputs`` (:func:`ingest.rewriting.reader.reader_stage`);
 ``dbt:answers`` builds ``stg_reader_answers`` and the answer marts downstream of it. Without a reader
 (``reader: none`` or no LLM) the answer marts are built empty and the report says why. ``report``
-writes the one HTML report (the rewriting sections, :mod:`warehouse.experiment.report.rewriting`).
+writes the one HTML report (the rewriting sections, :mod:`ragwh.experiment.report.rewriting`).
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ import pyarrow as pa
 from warehouse import manifest
 from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
-from warehouse.experiment.outputs import Output
-from warehouse.experiment.pipeline import Pipeline, RunOutcome
-from warehouse.experiment.rewriting_config import RewritingConfig
+from ragwh.experiment.pipeline.outputs import Output
+from ragwh.experiment.pipeline.chunking import Pipeline, RunOutcome
+from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import PROJECT_ROOT
 
 REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", "chunk_prefixes", "rewrites",
@@ -200,7 +200,7 @@ class RewritingPipeline(Pipeline):
                 f"({r['llm_cached']} cached), {r['empty_answer']} empty, {r['cut']} cut, {r['shortened']} prompts shortened")
 
     def report(self, answers_fp: str) -> None:
-        from warehouse.experiment.report import write_rewriting_report
+        from ragwh.experiment.report import write_rewriting_report
 
         def work() -> str:
             write_rewriting_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from warehouse.experiment.fetch import FetchError, fetch_qasper
+from ragwh.experiment.fetch import FetchError, fetch_qasper
 from warehouse.paths import data_dir
 
 T = TypeVar("T")
@@ -60,7 +60,7 @@ def fetch_hotpotqa_command(
     base_url: Optional[str] = typer.Option(None, "--url", help="base URL (default the HotpotQA authors' server)"),
 ) -> None:
     """Download hotpot_train_v1.1.json (the rewriting study reads its first 5,000 questions: --limit 5000)."""
-    from warehouse.experiment.fetch import fetch_hotpotqa
+    from ragwh.experiment.fetch import fetch_hotpotqa
 
     console = Console()
     target = _target(console, data)

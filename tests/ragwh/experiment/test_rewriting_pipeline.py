@@ -13,9 +13,9 @@ from ingest.rewriting.settings import RewriteSettings
 from tests.ingest.llm.chat_server import ChatServer
 from tests.ingest.retrieval.fixtures import build_tiny_sentence_transformer
 from tests.ingest.rewriting.fixtures import QUERIES, TOPICS, TOWNS, document, respond_http
-from warehouse.cli import app
-from warehouse.experiment.config import ConfigError
-from warehouse.experiment.rewriting_config import RewritingConfig, load_experiment, parse_rewriting_config
+from ragwh.cli import app
+from ragwh.experiment.config.chunking import ConfigError
+from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment, parse_rewriting_config
 from warehouse.paths import PROJECT_ROOT
 
 
@@ -51,7 +51,7 @@ def test_precision_is_one_per_stack(tmp_path):
 
 
 def test_analysis_and_reader_become_dbt_vars(tmp_path):
-    from warehouse.experiment.rewriting_config import ReaderSpec
+    from ragwh.experiment.config.rewriting import ReaderSpec
 
     cfg = parse_rewriting_config({**BASE, "analysis": {"bootstrap_b": 500, "router_taus": [0.5, 0.6], "rescue_seed": 123,
                                                        "primary_metric": "nDCG@10"},
@@ -70,7 +70,7 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
 
 def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
     project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
-    from warehouse.experiment.rewriting_config import DEFAULT_BASELINE, DEFAULT_RESCUE_SEED
+    from ragwh.experiment.config.rewriting import DEFAULT_BASELINE, DEFAULT_RESCUE_SEED
 
     assert (project["rewriting_baseline"], project["rewriting_rescue_seed"]) == (DEFAULT_BASELINE, DEFAULT_RESCUE_SEED)
     # no seed 42: the rescue set is defined by the first configured seed, passed to dbt
@@ -88,7 +88,7 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
     from rich.console import Console
 
     from warehouse.db import replace_where, transaction
-    from warehouse.experiment.rewriting_pipeline import RewritingPipeline
+    from ragwh.experiment.pipeline.rewriting import RewritingPipeline
     from warehouse.schema import arrow_schema
 
     cfg = parse_rewriting_config({**BASE, "reader": "none"}, tmp_path / "n.yml")
@@ -139,7 +139,7 @@ def test_bad_configs(tmp_path, change, message):
 
 
 def test_chunking_loader_refuses_a_rewriting_file(tmp_path):
-    from warehouse.experiment.config import load_config
+    from ragwh.experiment.config.chunking import load_config
 
     path = tmp_path / "r.yml"
     path.write_text(yaml.safe_dump(BASE))
@@ -222,7 +222,7 @@ def test_enterprise_rag_and_ambignq_corpora_through_the_pipeline(tmp_path, share
 
     from tests.ingest.corpora.test_ambignq import PASSAGES, QUESTIONS
     from tests.ingest.corpora.test_enterprise_rag import _write_corpus
-    from warehouse.experiment.rewriting_pipeline import RewritingPipeline
+    from ragwh.experiment.pipeline.rewriting import RewritingPipeline
 
     data = tmp_path / "data"
     (data / "ambignq" / "passages").mkdir(parents=True)

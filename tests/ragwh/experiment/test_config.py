@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from warehouse.experiment.config import ConfigError, load_config, parse_config
+from ragwh.experiment.config.chunking import ConfigError, load_config, parse_config
 from warehouse.paths import PROJECT_ROOT
 
 SHIPPED = ["default", "cpu", "qasper", "wikipedia", "demo-llm"]

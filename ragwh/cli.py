@@ -1,4 +1,4 @@
-"""The ``ragwh`` command line. Each area registers its commands from ``warehouse/commands/``."""
+"""The ``ragwh`` command line. Each area registers its commands from ``ragwh/commands/``."""
 from __future__ import annotations
 
 import importlib
@@ -34,14 +34,14 @@ app = typer.Typer(
 
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
-    "warehouse.commands.ingest",
-    "warehouse.commands.fetch",
-    "warehouse.commands.run",
-    "warehouse.commands.report",
-    "warehouse.commands.chunk",
-    "warehouse.commands.retrieval",
-    "warehouse.commands.induce",
-    "warehouse.commands.generate",
+    "ragwh.commands.ingest",
+    "ragwh.commands.fetch",
+    "ragwh.commands.run",
+    "ragwh.commands.report",
+    "ragwh.commands.chunk",
+    "ragwh.commands.retrieval",
+    "ragwh.commands.induce",
+    "ragwh.commands.generate",
 ]
 
 for _name in COMMAND_MODULES:

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from warehouse.commands.induce import _llm, tiny_label
+from ragwh.commands.induce import _llm, tiny_label
 
 CONFIG_HELP = "experiment YAML whose llm: mapping configures the LLM (RAGWH_LLM_* override it)"
 

@@ -57,7 +57,7 @@ PRECISIONS = ("auto", "fp32", "bf16")
 LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
                         "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
 #: Where the demo corpus ships (package data).
-DEMO_PACKAGE = "warehouse.experiment.demo"
+DEMO_PACKAGE = "ragwh.experiment.demo"
 
 
 class ConfigError(ValueError):
@@ -336,7 +336,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     r = _Reader(file)
     if isinstance(raw, dict) and "study" in raw:  # study: rewriting is read by rewriting_config.load_experiment
         raise r.fail("study", f"{raw['study']!r} configs are run with `ragwh run --config {file.name}` "
-                              "(warehouse/experiment/rewriting_config.py), not read as a chunking experiment")
+                              "(ragwh/experiment/config/rewriting.py), not read as a chunking experiment")
     raw = r.mapping(raw, "", _TOP_KEYS)
     for key in _REQUIRED:
         if key not in raw:

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from warehouse.experiment.fetch import CHECKSUM_FILE, FetchError, Release, fetch_qasper
+from ragwh.experiment.fetch import CHECKSUM_FILE, FetchError, Release, fetch_qasper
 
 
 def _tarball(members: dict[str, bytes]) -> bytes:
@@ -130,7 +130,7 @@ def test_offline_fails_fast_and_says_how_to_use_local_files(tmp_path):
 def test_cli_fetch_offline_message(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from warehouse.cli import app
+    from ragwh.cli import app
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,7 +142,7 @@ def test_cli_fetch_offline_message(tmp_path, monkeypatch):
 
 
 def test_fetch_hotpotqa_train_records_then_verifies(server, tmp_path):
-    from warehouse.experiment.fetch import fetch_hotpotqa
+    from ragwh.experiment.fetch import fetch_hotpotqa
 
     url, files, hits = server
     payload = json.dumps([{"_id": "t1"}]).encode()
@@ -163,7 +163,7 @@ def test_fetch_hotpotqa_train_records_then_verifies(server, tmp_path):
 
 
 def test_fetch_hotpotqa_offline_message(tmp_path):
-    from warehouse.experiment.fetch import fetch_hotpotqa
+    from ragwh.experiment.fetch import fetch_hotpotqa
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

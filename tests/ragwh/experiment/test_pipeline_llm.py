@@ -10,8 +10,8 @@ import threading
 
 from rich.console import Console
 
-from warehouse.experiment.config import LLMSpec, load_config
-from warehouse.experiment.pipeline import Pipeline
+from ragwh.experiment.config.chunking import LLMSpec, load_config
+from ragwh.experiment.pipeline.chunking import Pipeline
 
 CONTEXT = "This passage comes from a short demo paper and describes one of its methods."
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tests.ingest.corpora.wiki_fixtures import outline, page, write_xml
 from tests.ingest.retrieval.fixtures import build_tiny_sentence_transformer
-from warehouse.cli import app
+from ragwh.cli import app
 
 BEIR_DOCS = {f"d{i}": f"Abstract number {i} about protein folding and cell biology, sample {i}." for i in range(8)}
 BEIR_QUERIES = {"q1": "protein folding", "q2": "cell biology sample"}

@@ -7,8 +7,8 @@ import duckdb
 import yaml
 from typer.testing import CliRunner
 
-from warehouse.cli import app
-from warehouse.experiment.config import known_conditions
+from ragwh.cli import app
+from ragwh.experiment.config.chunking import known_conditions
 from warehouse.paths import PROJECT_ROOT
 
 N_PAPERS = 2

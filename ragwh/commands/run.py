@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from warehouse.experiment.config import ConfigError
-from warehouse.experiment.rewriting_config import RewritingConfig, load_experiment
+from ragwh.experiment.config.chunking import ConfigError
+from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment
 from warehouse.paths import data_dir
 
 
@@ -26,7 +26,7 @@ def run_command(
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
     from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
-    from warehouse.experiment.pipeline import DEMO_BANNER, Pipeline, PipelineError
+    from ragwh.experiment.pipeline.chunking import DEMO_BANNER, Pipeline, PipelineError
 
     console = Console()
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
@@ -36,8 +36,8 @@ def run_command(
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
-    if isinstance(cfg, RewritingConfig):  # study: rewriting (warehouse/experiment/rewriting_pipeline.py)
-        from warehouse.commands.run_rewriting import run_rewriting
+    if isinstance(cfg, RewritingConfig):  # study: rewriting (ragwh/experiment/pipeline/rewriting.py)
+        from ragwh.commands.run_rewriting import run_rewriting
 
         run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit, report=report)
         return
@@ -75,8 +75,8 @@ def _tiny_banner(cfg) -> str:
 def print_summary(console: Console, pipeline) -> None:
     """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
     from warehouse.db import connect
-    from warehouse.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
-    from warehouse.experiment.report.markup import p_text
+    from ragwh.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
+    from ragwh.experiment.report.markup import p_text
 
     outcome = pipeline.outcome
     stages = Table(title="stages", show_lines=False)

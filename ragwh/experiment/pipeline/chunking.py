@@ -17,7 +17,7 @@ tests are selected cautiously: only those whose every parent is built in the sam
 Every stage is the same importable function its own CLI command calls (``ingest.corpora.qasper.load.load_qasper``,
 ``ingest.retrieval.embed.embed_stage``, ``ingest.retrieval.retrieve.retrieve_stage``, ...). Before running, a stage's
 input fingerprint (:mod:`warehouse.manifest`) is compared with the one stored in ``stage_manifest``,
-and the digest of the stage's output rows (:mod:`warehouse.experiment.outputs`) with the one stored
+and the digest of the stage's output rows (:mod:`ragwh.experiment.pipeline.outputs`) with the one stored
 when it finished; when both are equal the stage is skipped and says so, so a second run with
 nothing changed does no ingest, no LLM call, no embedding, no retrieval and no dbt build, while a
 stage whose output was replaced or wiped by hand since runs again. The stage functions are themselves
@@ -42,8 +42,8 @@ from rich.markup import escape
 from warehouse import manifest
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
-from warehouse.experiment import outputs as stage_outputs
-from warehouse.experiment.config import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
+from ragwh.experiment.pipeline import outputs as stage_outputs
+from ragwh.experiment.config.chunking import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
 from warehouse.paths import PROJECT_ROOT, warehouse_path
 
 #: Loaded tables whose content the condition models (and everything after them) depend on.
@@ -369,7 +369,7 @@ class Pipeline:
 
     def report(self, evaluation_fp: str) -> None:
         def work() -> str:
-            from warehouse.experiment.report import write_report
+            from ragwh.experiment.report import write_report
 
             write_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
             return f"wrote {self.report_path}"

@@ -6,7 +6,7 @@ import math
 import pytest
 from ranx import Qrels, Run, evaluate
 
-from warehouse.experiment.export import ExportError, export_trec
+from ragwh.experiment.export import ExportError, export_trec
 
 
 @pytest.fixture()

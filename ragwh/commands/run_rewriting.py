@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from warehouse.experiment.rewriting_config import RewritingConfig
+from ragwh.experiment.config.rewriting import RewritingConfig
 
 
 def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, warehouse: Path | None,
@@ -19,9 +19,9 @@ def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, 
     before loading anything leaves no new warehouse file)."""
     from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
-    from warehouse.experiment.config import ConfigError
-    from warehouse.experiment.pipeline import PipelineError
-    from warehouse.experiment.rewriting_pipeline import RewritingPipeline
+    from ragwh.experiment.config.chunking import ConfigError
+    from ragwh.experiment.pipeline.chunking import PipelineError
+    from ragwh.experiment.pipeline.rewriting import RewritingPipeline
 
     if limit is not None:  # the first N questions of every hotpotqa corpus
         cfg = dataclasses.replace(cfg, limit=limit)

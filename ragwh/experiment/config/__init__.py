@@ -1,0 +1,1 @@
+"""Experiment configurations, one module per study."""
