@@ -4,8 +4,8 @@ select
     d.contrast, d.corpus, q.query_type,
     count(*) as n_queries,
     avg(d.delta) as mean_delta
-from {{ ref('contrast_deltas') }} as d
-inner join {{ ref('eval_queries') }} as q on q.query_id = d.query_id
+from {{ ref('int_contrast_deltas') }} as d
+inner join {{ ref('int_eval_queries') }} as q on q.query_id = d.query_id
 where d.metric = '{{ var("primary_metric") }}'
     and d.embedder = '{{ var("primary_embedder") }}'
     and d.reranker = '{{ var("primary_reranker") }}'

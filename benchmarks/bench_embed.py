@@ -1,7 +1,7 @@
 """The embedding job vs bare ``SentenceTransformer.encode`` on the same passages, same process.
 
 Passages: the first ``--n`` abstracts of ``../shared/data/beir_scifact/corpus.jsonl`` (read in
-place). The job runs on a fresh temporary warehouse whose ``condition_texts`` holds those passages
+place). The job runs on a fresh temporary warehouse whose ``int_condition_texts`` holds those passages
 (one condition), with the model already loaded, so both sides time encoding plus their own
 overhead: bare = ``model.encode(texts, batch_size)`` + L2 normalization; job =
 :func:`ingest.retrieval.embed.embed_texts` (read + dedupe + length sort + encode + committed writes).
@@ -76,7 +76,7 @@ def main() -> None:
             "content_tokens": [0] * len(texts), "prefix_tokens": [0] * len(texts),
             "is_fallback": [False] * len(texts)})
         con.register("_rows", rows)
-        con.execute("CREATE TABLE condition_texts AS SELECT * FROM _rows")
+        con.execute("CREATE TABLE int_condition_texts AS SELECT * FROM _rows")
         con.unregister("_rows")
         started = time.perf_counter()
         report = embed_texts(con, spec, model=model, batch_size=args.batch_size, precision=None, show_progress=False)

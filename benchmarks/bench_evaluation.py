@@ -4,7 +4,7 @@
 
 1. Loads a synthetic warehouse (benchmarks/synthetic_evaluation.py): 4,303 queries over 1,585
    documents, 12 conditions, 2 embedders x 2 reranker settings, top 50, 1-6 gold spans per query.
-2. Builds the upstream models (seeds, staging, condition_texts), untimed.
+2. Builds the upstream models (seeds, staging, int_condition_texts), untimed.
 3. Times ``dbt build --select tag:evaluation`` (relevance, every metric, every contrast in every cell
    with B bootstrap replicates, MixedLM, marts, data and unit tests) in a child process; reports wall
    time, CPU time (user + system, all threads) and the child's peak RSS, plus the load average (the
@@ -49,7 +49,7 @@ def main() -> None:
     print(f"synthetic load: {time.perf_counter() - t:.1f} s  {counts}")
     target = work / "target"  # not the checkout's target/: other dbt runs may share it
     t_up = dbt(["seed"], wh, target) + dbt(["run", "--select", "+tag:evaluation", "--exclude", "tag:evaluation"], wh, target)
-    print(f"upstream (seeds, staging, condition_texts): {t_up:.1f} s")
+    print(f"upstream (seeds, staging, int_condition_texts): {t_up:.1f} s")
 
     build = timed_build(["build", "--select", "tag:evaluation", "--vars", json.dumps({"bootstrap_b": args.boot})],
                         wh, target)
@@ -64,10 +64,10 @@ def main() -> None:
         select r.corpus || '|' || r.embedder || '|' || r.reranker || '|' || r.condition || '|' || r.query_id as qid,
                list(r.is_relevant order by r.rank) as rel, list(r.chunk_id order by r.rank) as chunks,
                any_value(p.n_relevant) as n_rel, any_value(p.pool_rel) as pool_rel
-        from relevance r
+        from int_relevance r
         join (select condition, query_id, count(*) filter (where is_relevant) as n_relevant,
                      list(chunk_id) filter (where is_relevant) as pool_rel
-              from relevance_pool group by all) p using (condition, query_id)
+              from int_relevance_pool group by all) p using (condition, query_id)
         group by 1 order by 1""").fetchall()
     con.close()
     qids = [r[0] for r in rows]

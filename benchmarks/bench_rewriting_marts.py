@@ -54,7 +54,7 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f}; {affinity} cores allowed)")
     print("slowest nodes: " + build.slowest())
     con = connect(wh, read_only=True)
-    for name in ("rewrite_query_metrics", "rewrite_ensemble_scores", "rewrite_ensembles", "rewrite_oracle",
+    for name in ("rewrite_query_metrics", "int_rewrite_ensemble_scores", "rewrite_ensembles", "rewrite_oracle",
                  "rewrite_router_sweep", "rewrite_budget_baselines", "rewrite_answer_quality"):
         print(f"  {name}: {con.execute(f'select count(*) from {name}').fetchone()[0]:,} rows")
     con.close()

@@ -46,7 +46,7 @@ def main() -> None:
         name = resolve_embedder(embedder).name
         run: dict[str, dict[str, float]] = {}
         for q, doc, score in con.execute(
-                """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN condition_texts ct
+                """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN int_condition_texts ct
                    ON ct.condition = r.condition AND ct.corpus = r.corpus AND ct.chunk_id = r.chunk_id
                    WHERE r.corpus = ? AND r.condition = 'DOC' AND r.embedder = ? AND r.reranker = 'none'""",
                 [args.corpus, name]).fetchall():

@@ -1,4 +1,4 @@
-"""dbt over a small hand-made warehouse: staging tests, condition_chunks/condition_texts (exact texts,
+"""dbt over a small hand-made warehouse: staging tests, int_condition_chunks/int_condition_texts (exact texts,
 A-family only where induced structure exists, A1 only with LLM contexts), and the singular tests
 chunk_tiling / condition_coverage actually failing on corrupted chunks. Three dbt invocations."""
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_empty_warehouse_builds_green(warehouse_file, work, at_root):
     result = dbt(["build", *SELECT], work)
     assert result.success, statuses(result)
     with duckdb.connect(str(warehouse_file)) as con:
-        assert con.execute("SELECT count(*) FROM condition_texts").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM int_condition_texts").fetchone()[0] == 0
 
 
 def test_condition_texts_are_exact(warehouse_file, work, at_root):
@@ -111,7 +111,7 @@ def test_condition_texts_are_exact(warehouse_file, work, at_root):
     with duckdb.connect(str(warehouse_file)) as con:
         got = {(r[0], r[2]): (r[1], *r[3:]) for r in con.execute(
             "SELECT condition, corpus, chunk_id, doc_id, chunkset, char_start, char_end, text, text_hash, "
-            "content_tokens, prefix_tokens, is_fallback FROM condition_texts").fetchall()}
+            "content_tokens, prefix_tokens, is_fallback FROM int_condition_texts").fetchall()}
         index = {r[:2]: r[2:] for r in con.execute(
             "SELECT corpus, condition, n_docs, n_fallback_docs FROM condition_index").fetchall()}
     assert got == expected
@@ -135,7 +135,7 @@ def test_condition_texts_are_exact(warehouse_file, work, at_root):
         con.execute("UPDATE chunks SET char_start = char_start + 1 WHERE chunkset = 'structural:gold' "
                     "AND doc_id = 'demo/b' AND chunk_idx = 1")
         con.execute("DELETE FROM chunk_prefixes WHERE chunk_id = ?", [fixed_a[0]])
-    result = dbt(["build", "--select", "condition_chunks", "chunk_tiling", "condition_coverage"], work)
+    result = dbt(["build", "--select", "int_condition_chunks", "chunk_tiling", "condition_coverage"], work)
     assert not result.success
     status = statuses(result)
     assert status["chunk_tiling"] == "fail" and status["condition_coverage"] == "fail"

@@ -59,7 +59,7 @@ _KEYS = ("contrast", "corpus", "embedder", "reranker", "metric")
 
 
 def mixedlm_table(deltas: pa.Table) -> pa.Table:
-    """One MixedLM fit per (contrast, corpus, embedder, reranker, metric) of a ``contrast_deltas``
+    """One MixedLM fit per (contrast, corpus, embedder, reranker, metric) of a ``int_contrast_deltas``
     table (columns: those keys, cluster_id, treatment_value, control_value): each paired query
     contributes its treatment score (indicator 1) and its control score (0), grouped by cluster_id."""
     rows: list[dict] = []

@@ -158,7 +158,7 @@ TABLES: dict[str, str] = {
     # --- embedding windows (issue 13) ------------------------------------------------------------
     "text_tokens": """
         embedder VARCHAR NOT NULL,      -- as in embeddings (model name + precision suffix)
-        text_hash VARCHAR NOT NULL,     -- a passage key of embeddings (condition_texts.text_hash)
+        text_hash VARCHAR NOT NULL,     -- a passage key of embeddings (int_condition_texts.text_hash)
         n_tokens INTEGER NOT NULL,      -- tokens of the encoded input (passage instruction + text), no special tokens
         max_tokens INTEGER NOT NULL     -- tokens of it the model reads: max_seq_length - its special tokens""",
     # --- query-rewriting study (issues 11, 12) --------------------------------------------------

@@ -1,6 +1,6 @@
 """The embedding job: every condition text and every query embedded once per embedder.
 
-Keys (``docs/design.md``): a passage's key is ``sha256(text)`` (``condition_texts.text_hash``), a
+Keys (``docs/design.md``): a passage's key is ``sha256(text)`` (``int_condition_texts.text_hash``), a
 query's is ``sha256('[query] ' || text)``. The model's query instruction is applied at encode time
 only (:class:`ingest.retrieval.embedders.EmbedderSpec`), so it never changes a key. Identical texts across
 conditions (e.g. A3 and A4 share an index) share one key and are embedded once.
@@ -77,17 +77,17 @@ def arrow_query(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = 
 
 
 def require_condition_texts(con: duckdb.DuckDBPyConnection) -> None:
-    """Raise :class:`EmbedError` when the dbt model ``condition_texts`` has not been built."""
-    if not relation_exists(con, "condition_texts"):
+    """Raise :class:`EmbedError` when the dbt model ``int_condition_texts`` has not been built."""
+    if not relation_exists(con, "int_condition_texts"):
         raise EmbedError(
-            "the warehouse has no condition_texts model: load a corpus, then run `dbt build` "
+            "the warehouse has no int_condition_texts model: load a corpus, then run `dbt build` "
             "(or `ragwh run`) before embedding or retrieving"
         )
 
 
 def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
                    conditions: Sequence[str] | None = None) -> TextsToEmbed:
-    """Collect passage texts of ``condition_texts`` (optionally only one ``corpus`` and only the
+    """Collect passage texts of ``int_condition_texts`` (optionally only one ``corpus`` and only the
     given ``conditions``) and the queries of the same corpora, dedupe by key and drop keys already
     stored for ``embedder``."""
     require_condition_texts(con)
@@ -95,10 +95,10 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
     where = ("WHERE " + " AND ".join(filters)) if filters else ""
     params = ({"corpus": corpus} if corpus else {}) | ({"conditions": list(conditions)} if conditions else {})
     base = f"""
-        WITH passages AS (SELECT text_hash, text, FALSE AS is_query FROM condition_texts {where}),
+        WITH passages AS (SELECT text_hash, text, FALSE AS is_query FROM int_condition_texts {where}),
         qs AS (
             SELECT sha256('{QUERY_HASH_PREFIX}' || text) AS text_hash, text, TRUE AS is_query FROM queries
-            WHERE corpus IN (SELECT DISTINCT corpus FROM condition_texts {where})
+            WHERE corpus IN (SELECT DISTINCT corpus FROM int_condition_texts {where})
         ),
         requested AS (SELECT * FROM passages UNION ALL SELECT * FROM qs),
         uniq AS (
@@ -130,10 +130,10 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
 
 def passages_without_tokens(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
                             conditions: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
-    """Unique passage keys (and texts) of ``condition_texts`` (filtered like :func:`texts_to_embed`)
+    """Unique passage keys (and texts) of ``int_condition_texts`` (filtered like :func:`texts_to_embed`)
     that have no ``text_tokens`` row for ``embedder``, sorted by key."""
     table = arrow_query(con, """
-        SELECT text_hash, any_value(text) AS text FROM condition_texts ct
+        SELECT text_hash, any_value(text) AS text FROM int_condition_texts ct
         WHERE ($corpus IS NULL OR corpus = $corpus) AND ($all_conditions OR list_contains($conditions, condition))
           AND NOT EXISTS (SELECT 1 FROM text_tokens t WHERE t.embedder = $e AND t.text_hash = ct.text_hash)
         GROUP BY text_hash ORDER BY text_hash""",

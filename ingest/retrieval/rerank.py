@@ -128,7 +128,7 @@ def candidates(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
                    sha256('{QUERY_HASH_PREFIX}' || q.text) AS query_hash, ct.text AS passage, ct.text_hash
             FROM runs r
             JOIN queries q ON q.query_id = r.query_id
-            JOIN condition_texts ct ON ct.corpus = r.corpus AND ct.condition = r.condition AND ct.chunk_id = r.chunk_id
+            JOIN int_condition_texts ct ON ct.corpus = r.corpus AND ct.condition = r.condition AND ct.chunk_id = r.chunk_id
             WHERE r.corpus = $corpus AND r.embedder = $e AND r.reranker = 'none' AND r.condition = $condition
               AND r.rank <= $depth
             ORDER BY r.query_id, r.rank""",

@@ -13,7 +13,7 @@ flat retrieval searches). Stage 1 keeps the ``ROUTED_SECTIONS`` best centroids; 
 chunks of those sections by inner product; when they are fewer than ``k``, the list is backfilled
 from the flat ranking (flat order, flat scores, no duplicates), so ranks past the routed chunks may
 have higher scores than ranks before them. A document indexed with fallback fixed windows (it lacks
-the chunkset's structure: ``condition_texts.is_fallback``) is one section of its own, section index
+the chunkset's structure: ``int_condition_texts.is_fallback``) is one section of its own, section index
 -1, spanning its whole body. ``routing.section_recall`` is TRUE when a routed section
 overlaps any gold evidence span of the query (same document, ``[s0, s1)`` and ``[e0, e1)`` with
 ``s0 < e1 and e0 < s1``), NULL when the query has no evidence rows.
@@ -91,7 +91,7 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
     Raises :class:`RetrieveError` when any text lacks a vector (run ``ragwh embed`` first)."""
     chunks = arrow_query(con, 
         """SELECT ct.chunk_id, ct.doc_id, ct.text_hash, ct.chunkset, ct.is_fallback, e.vector
-           FROM condition_texts ct LEFT JOIN embeddings e ON e.embedder = $e AND e.text_hash = ct.text_hash
+           FROM int_condition_texts ct LEFT JOIN embeddings e ON e.embedder = $e AND e.text_hash = ct.text_hash
            WHERE ct.corpus = $corpus AND ct.condition = $condition ORDER BY ct.chunk_id""",
         {"e": embedder, "corpus": corpus, "condition": condition},
     )
@@ -117,7 +117,7 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
     chunkset_of = chunks.column("chunkset").to_pylist()
     chunksets = sorted({c for c, f in zip(chunkset_of, fallback) if not f})
     if len(chunksets) > 1 or any(c != "fixed" for c, f in zip(chunkset_of, fallback) if f):
-        raise RetrieveError(f"{corpus}/{condition}: condition_texts mixes chunksets {sorted(set(chunkset_of))}")
+        raise RetrieveError(f"{corpus}/{condition}: int_condition_texts mixes chunksets {sorted(set(chunkset_of))}")
     return Index(
         chunk_ids=np.array(chunks.column("chunk_id").to_pylist(), dtype=object),
         chunk_hashes=chunks.column("text_hash").to_pylist(),
@@ -347,11 +347,11 @@ def retrieve_condition(con: duckdb.DuckDBPyConnection, embedder: str, corpus: st
 
 def retrieval_units(con: duckdb.DuckDBPyConnection, conditions: list[str] | None, corpus: str | None
                     ) -> tuple[list[tuple[str, str]], list[str]]:
-    """The (corpus, condition) pairs present in ``condition_texts`` (filtered), and requested
+    """The (corpus, condition) pairs present in ``int_condition_texts`` (filtered), and requested
     conditions that have no chunks at all (empty)."""
     require_condition_texts(con)
     rows = con.execute(
-        "SELECT DISTINCT corpus, condition FROM condition_texts WHERE ($corpus IS NULL OR corpus = $corpus) "
+        "SELECT DISTINCT corpus, condition FROM int_condition_texts WHERE ($corpus IS NULL OR corpus = $corpus) "
         "ORDER BY corpus, condition", {"corpus": corpus}
     ).fetchall()
     units = [(c, cond) for c, cond in rows if conditions is None or cond in conditions]
@@ -362,7 +362,7 @@ def retrieval_units(con: duckdb.DuckDBPyConnection, conditions: list[str] | None
 def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, k: int = 50,
                    conditions: list[str] | None = None, corpus: str | None = None,
                    show_progress: bool = True, precision: str | None = "auto") -> dict:
-    """First-stage runs for every (corpus, condition) of ``condition_texts`` (optionally filtered),
+    """First-stage runs for every (corpus, condition) of ``int_condition_texts`` (optionally filtered),
     over the vectors of ``embedder`` computed in ``precision`` (resolved as the embed job does).
 
     Returns ``{"embedder", "k", "conditions": [report per run], "empty": [requested conditions
@@ -377,7 +377,7 @@ def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec 
     units, empty = retrieval_units(con, conditions, corpus)
     missing_mode = sorted({cond for _, cond in units if cond not in modes})
     if missing_mode:
-        raise RetrieveError(f"condition_texts has conditions {missing_mode} that are not in {CONDITIONS_SEED}")
+        raise RetrieveError(f"int_condition_texts has conditions {missing_mode} that are not in {CONDITIONS_SEED}")
     reports = []
     with progress_bar(f"retrieving top-{k} with {name}", total=len(units), enabled=show_progress) as advance:
         for corpus_name, condition in units:

@@ -106,14 +106,14 @@ def count_missing(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, hashes: Se
 
 def truncation_summary(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None,
                        conditions: Sequence[str] | None) -> list[dict]:
-    """Per (corpus, condition) of ``condition_texts`` (filtered): texts, texts over the window,
+    """Per (corpus, condition) of ``int_condition_texts`` (filtered): texts, texts over the window,
     tokens cut (module doc) and the window; ``uncounted`` texts without a ``text_tokens`` row."""
     rows = con.execute(
         """SELECT ct.corpus, ct.condition, count(*) AS texts,
                   count(*) FILTER (WHERE t.n_tokens > t.max_tokens) AS truncated,
                   coalesce(sum(greatest(t.n_tokens - t.max_tokens, 0)), 0) AS tokens_cut,
                   max(t.max_tokens) AS max_tokens, count(*) FILTER (WHERE t.text_hash IS NULL) AS uncounted
-           FROM condition_texts ct
+           FROM int_condition_texts ct
            LEFT JOIN text_tokens t ON t.embedder = $e AND t.text_hash = ct.text_hash
            WHERE ($corpus IS NULL OR ct.corpus = $corpus)
              AND ($all_conditions OR list_contains($conditions, ct.condition))

@@ -89,7 +89,7 @@ def retrieve_command(
              (RetrieveError, EmbedError, EmbedderError))
     console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
     for name in r["empty"]:
-        console.print(f"[yellow]{escape(name)}: no chunks in condition_texts, nothing retrieved[/yellow]")
+        console.print(f"[yellow]{escape(name)}: no chunks in int_condition_texts, nothing retrieved[/yellow]")
 
 
 def rerank_command(

@@ -67,7 +67,7 @@ def _qrels_sql(level: str, has_qrels: bool) -> str:
         return """
             WITH idx AS (
                 SELECT DISTINCT ct.chunk_id, ct.doc_id, ct.char_start, ct.char_end
-                FROM condition_texts ct WHERE ct.corpus = $corpus AND ct.condition = $condition),
+                FROM int_condition_texts ct WHERE ct.corpus = $corpus AND ct.condition = $condition),
             q AS (SELECT DISTINCT query_id FROM runs WHERE corpus = $corpus AND condition = $condition
                   AND embedder = $embedder AND reranker = $reranker)
             SELECT e.query_id, i.chunk_id AS docno, 1 AS relevance

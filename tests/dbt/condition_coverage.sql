@@ -1,9 +1,9 @@
 -- Fails when a condition indexes only part of a document's chunkset (e.g. LLM contexts loaded for some
--- chunks of a document but not all): per (condition, doc_id), condition_chunks must hold every chunk of
+-- chunks of a document but not all): per (condition, doc_id), int_condition_chunks must hold every chunk of
 -- the chunkset or none.
 with got as (
     select condition, chunkset, doc_id, count(*) as n_chunks
-    from {{ ref('condition_chunks') }}
+    from {{ ref('int_condition_chunks') }}
     group by condition, chunkset, doc_id
 ),
 

@@ -27,7 +27,7 @@ def empty(tmp_path):
 def test_before_dbt_build_says_to_build(command, empty):
     result = ragwh(command, "--warehouse", empty)
     assert result.exit_code == 1
-    assert one_line(result) == (f"{command} failed: the warehouse has no condition_texts model: load a corpus, then "
+    assert one_line(result) == (f"{command} failed: the warehouse has no int_condition_texts model: load a corpus, then "
                                 "run `dbt build` (or `ragwh run`) before embedding or retrieving")
 
 

@@ -26,8 +26,8 @@ def test_runs_on_the_given_file_and_names_failing_nodes(warehouse_file, tmp_path
     assert not other.exists()
 
     with pytest.raises(DbtError) as info:
-        # condition_texts without its staging views: a runtime error in that model
-        run_dbt("run", warehouse_file, select="condition_texts", progress=False, extra=target)
+        # int_condition_texts without its staging views: a runtime error in that model
+        run_dbt("run", warehouse_file, select="int_condition_texts", progress=False, extra=target)
     message = str(info.value)
-    assert "failed on 1 node(s)" in message and "model.ragwarehouse.condition_texts: error" in message
+    assert "failed on 1 node(s)" in message and "model.ragwarehouse.int_condition_texts: error" in message
     assert f"RAGWH_WAREHOUSE={warehouse_file}" in message

@@ -1,7 +1,7 @@
 {{ config(tags=['conditions']) }}
 -- What each condition's index holds per corpus (one corpus per run, issue 13): documents and
 -- chunks, and how many of them are fallback fixed windows of documents lacking the condition's
--- structure (condition_chunks; their queries are excluded from every arm: eval_queries,
+-- structure (int_condition_chunks; their queries are excluded from every arm: int_eval_queries,
 -- evaluation_exclusions reason structure_fallback). Within a corpus every chunk condition (all but
 -- DOC) indexes the same documents wherever its chunkset exists.
 select
@@ -13,5 +13,5 @@ select
     (count(*) filter (where is_fallback))::bigint as n_fallback_chunks,
     avg(content_tokens)::double as mean_content_tokens,
     avg(prefix_tokens)::double as mean_prefix_tokens
-from {{ ref('condition_texts') }}
+from {{ ref('int_condition_texts') }}
 group by all

@@ -14,4 +14,4 @@ select
     se_boot::double as se_boot,
     mde(se_boot)::double as mde,
     is_primary::boolean as is_primary
-from {{ ref('contrast_bootstrap') }}
+from {{ ref('int_contrast_bootstrap') }}

@@ -2,7 +2,7 @@
 -- How many queries each arm of a contrast had in a cell, and how many the pairing (intersection)
 -- kept: n_only_treatment / n_only_control queries were dropped because the other arm lacks them.
 with family as (
-    select contrast, treatment, control from {{ ref('contrasts') }}
+    select contrast, treatment, control from {{ ref('contrast_family') }}
 ),
 
 t as (

@@ -10,7 +10,7 @@ with family as (
         list(contrast order by contrast) as contrasts,
         count(*) as family_size,
         holm_adjust(list(p_value order by contrast)) as adjusted
-    from {{ ref('contrast_bootstrap') }}
+    from {{ ref('int_contrast_bootstrap') }}
     group by corpus, embedder, reranker, metric
 ),
 
@@ -37,7 +37,7 @@ select
     b.is_primary::boolean as is_primary,
     b.n_boot::bigint as n_boot,
     b.n_far_side::bigint as n_far_side
-from {{ ref('contrast_bootstrap') }} as b
+from {{ ref('int_contrast_bootstrap') }} as b
 inner join holm as h
     on h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker
     and h.metric = b.metric and h.contrast = b.contrast

@@ -26,7 +26,7 @@ select
     (coalesce(sum(greatest(t.n_tokens - t.max_tokens, 0)), 0)
         / nullif(count(*) filter (where t.n_tokens > t.max_tokens), 0))::double as mean_cut_when_truncated,
     (count(*) filter (where t.text_hash is null))::bigint as n_uncounted
-from {{ ref('condition_texts') }} as ct
+from {{ ref('int_condition_texts') }} as ct
 inner join ran as r on r.corpus = ct.corpus and r.condition = ct.condition
 left join {{ ref('stg_text_tokens') }} as t on t.embedder = r.embedder and t.text_hash = ct.text_hash
 group by all

@@ -4,7 +4,7 @@
 --   nan_score                   the ranking holds a NaN score
 --   unknown_query               run for a query_id missing from queries
 --   no_evidence | span_outside_document | evidence_in_other_document | no_relevant_qrels
---   | structure_fallback        see eval_queries (structure_fallback: the query's document is
+--   | structure_fallback        see int_eval_queries (structure_fallback: the query's document is
 --                               indexed with its fixed windows in some arm: excluded from every arm)
 -- n_docs: distinct documents of those queries (corpus-level queries without a document count none).
 --   no_condition_chunks         the condition holds no chunk of the query's document (no ideal ranking)
@@ -34,7 +34,7 @@ select
     count(*)::bigint as n_queries,
     count(distinct q.doc_id)::bigint as n_docs
 from run_queries as r
-left join {{ ref('eval_queries') }} as q on q.query_id = r.query_id
+left join {{ ref('int_eval_queries') }} as q on q.query_id = r.query_id
 left join scored as s
     on s.corpus = r.corpus and s.embedder = r.embedder and s.reranker = r.reranker
     and s.condition = r.condition and s.query_id = r.query_id

@@ -1,6 +1,6 @@
 {{ config(tags=['evaluation']) }}
 -- The pre-registered primary cell: the bootstrap result of `contrasts` beside the MixedLM check
--- (score ~ condition, random intercept per document; contrast_mixedlm) and the MDE.
+-- (score ~ condition, random intercept per document; int_contrast_mixedlm) and the MDE.
 select
     c.contrast::varchar as contrast,
     c.corpus::varchar as corpus,
@@ -28,7 +28,7 @@ from {{ ref('contrast_results') }} as c
 inner join {{ ref('contrast_mde') }} as d
     on d.contrast = c.contrast and d.corpus = c.corpus and d.embedder = c.embedder
     and d.reranker = c.reranker and d.metric = c.metric
-left join {{ ref('contrast_mixedlm') }} as m
+left join {{ ref('int_contrast_mixedlm') }} as m
     on m.contrast = c.contrast and m.corpus = c.corpus and m.embedder = c.embedder
     and m.reranker = c.reranker and m.metric = c.metric
 where c.is_primary

@@ -12,7 +12,7 @@ with span_rankings as (
         list(case when same_doc then char_end else 0 end order by rank) as r_end,
         list(content_tokens + prefix_tokens order by rank) as r_tokens,
         list(is_relevant order by rank) as r_rel
-    from {{ ref('relevance') }}
+    from {{ ref('int_relevance') }}
     where corpus_kind = 'span'
     group by corpus, embedder, reranker, condition, query_id
     -- reading chunk_doc_id makes relevance's unknown-chunk check (error() naming the run row) fire
@@ -36,7 +36,7 @@ pools as (
         list(char_start order by char_start, chunk_id) filter (where overlaps_evidence) as p_start,
         list(char_end order by char_start, chunk_id) filter (where overlaps_evidence) as p_end,
         count(*) filter (where is_relevant) as n_relevant
-    from {{ ref('relevance_pool') }}
+    from {{ ref('int_relevance_pool') }}
     group by condition, query_id
 ),
 
@@ -69,7 +69,7 @@ span_scores as (
 doc_ranked as (
     select corpus, embedder, reranker, condition, query_id, chunk_doc_id,
         min(rank) as best_rank, max(gain) as gain, bool_or(isnan(score)) as has_nan
-    from {{ ref('relevance') }}
+    from {{ ref('int_relevance') }}
     where corpus_kind = 'document'
     group by corpus, embedder, reranker, condition, query_id, chunk_doc_id
 ),
@@ -121,4 +121,4 @@ select
     l.metric::varchar as metric,
     l.value::double as value
 from long as l
-inner join {{ ref('eval_queries') }} as q on q.query_id = l.query_id
+inner join {{ ref('int_eval_queries') }} as q on q.query_id = l.query_id

@@ -20,7 +20,7 @@ baseline as (
     from (
         select q.corpus, q.embedder, q.reranker, q.metric, q.seed, avg(q.value order by q.value) as seed_mean
         from {{ ref('rewrite_query_metrics') }} as q
-        inner join {{ ref('rewrite_groups') }} as g
+        inner join {{ ref('int_rewrite_groups') }} as g
             on g.corpus = q.corpus and g.embedder = q.embedder and g.reranker = q.reranker
             and g.seed = q.seed and g.query_id = q.query_id and g.complete
         where q.strategy = '{{ var("rewriting_baseline") }}'

@@ -1,6 +1,6 @@
 {{ config(tags=['rewriting']) }}
 -- Point 5, the ensembles: every subset of the solo strategies (inside the cell's strategies) fused by
--- each rule (rewrite_ensemble_scores; udfs/fusion/: max = the score-based union of the members' top-20
+-- each rule (int_rewrite_ensemble_scores; udfs/fusion/: max = the score-based union of the members' top-20
 -- lists with each document's max score, rrf with k = var rewriting_rrf_k, combsum and combmnz over
 -- min-max normalized scores; fused list cut at 10), against the best solo strategy. Over the complete groups:
 --   mean_value = mean over seeds of the seed's mean over queries; sd_seeds its sample sd over seeds
@@ -12,14 +12,14 @@
 --   is_best    = the cell's best real ensemble (>= 2 members) by var rewriting_primary_metric over all
 --                rules (ties: fewer members, rule name, mask); every metric row of it is flagged
 with cells as (
-    select distinct cell_key, corpus, embedder, reranker from {{ ref('rewrite_groups') }}
+    select distinct cell_key, corpus, embedder, reranker from {{ ref('int_rewrite_groups') }}
 ),
 
 scored as (
     -- integer keys (cell_key, query_key) for the aggregations over every group x rule x subset
     select g.cell_key, g.query_key, g.seed, e.rule, e.subset_mask, e.hit, e.recall, e.ndcg, e.mrr
-    from {{ ref('rewrite_ensemble_scores') }} as e
-    inner join {{ ref('rewrite_groups') }} as g on g.group_id = e.group_id
+    from {{ ref('int_rewrite_ensemble_scores') }} as e
+    inner join {{ ref('int_rewrite_groups') }} as g on g.group_id = e.group_id
 ),
 
 seed_wide as (
@@ -36,8 +36,8 @@ seed_means as (
 solo as (
     select g.cell_key, g.query_key, m.strategy, s.bit, m.metric, m.seed, m.value
     from {{ ref('rewrite_query_metrics') }} as m
-    inner join {{ ref('rewrite_solo_strategies') }} as s on s.strategy = m.strategy
-    inner join {{ ref('rewrite_groups') }} as g
+    inner join {{ ref('int_rewrite_solo_strategies') }} as s on s.strategy = m.strategy
+    inner join {{ ref('int_rewrite_groups') }} as g
         on g.corpus = m.corpus and g.embedder = m.embedder and g.reranker = m.reranker
         and g.seed = m.seed and g.query_id = m.query_id and g.complete
 ),
@@ -115,7 +115,7 @@ summary as (
 best_ensemble as (
     select su.cell_key, su.rule, su.subset_mask
     from summary as su
-    inner join {{ ref('rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
+    inner join {{ ref('int_rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
     where su.metric = '{{ var("rewriting_primary_metric") }}' and ss.n_members >= 2
     qualify row_number() over (partition by su.cell_key
                                order by su.mean_value desc, ss.n_members, su.rule, su.subset_mask) = 1
@@ -145,7 +145,7 @@ select
     (be.rule is not null)::boolean as is_best
 from summary as su
 inner join cells as c on c.cell_key = su.cell_key
-inner join {{ ref('rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
+inner join {{ ref('int_rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
 inner join best_solo as bs on bs.cell_key = su.cell_key and bs.metric = su.metric
 inner join boot as bo
     on bo.cell_key = su.cell_key and bo.rule = su.rule and bo.subset_mask = su.subset_mask and bo.metric = su.metric

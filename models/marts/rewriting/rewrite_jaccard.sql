@@ -5,7 +5,7 @@
 -- matrix, bit-identical both ways; the diagonal is 1 and not stored).
 with r as (
     select corpus, embedder, reranker, strategy, seed, query_id, top10
-    from {{ ref('rewrite_rankings') }}
+    from {{ ref('int_rewrite_rankings') }}
     where status = 'scored' and kind = 'solo'
 ),
 

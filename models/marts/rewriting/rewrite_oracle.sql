@@ -1,7 +1,7 @@
 {{ config(tags=['rewriting']) }}
 -- Point 4, the oracle union: for every subset of the solo strategies (inside the cell's strategies),
 -- HIT@10 of "some member hits" (a perfect router among the members), against the best solo member.
--- Over the complete groups (rewrite_groups):
+-- Over the complete groups (int_rewrite_groups):
 --   oracle_hit  = mean over seeds of the share of queries where max_{s in subset} HIT@10_s = 1
 --   best_member = the member with the highest 3-seed mean HIT@10 over the same groups (ties: lower bit,
 --                 the baseline first); best_member_hit its mean
@@ -10,8 +10,8 @@
 with hits as (
     select m.corpus, m.embedder, m.reranker, m.seed, m.query_id, s.bit, m.value as hit, g.cell_mask
     from {{ ref('rewrite_query_metrics') }} as m
-    inner join {{ ref('rewrite_solo_strategies') }} as s on s.strategy = m.strategy
-    inner join {{ ref('rewrite_groups') }} as g
+    inner join {{ ref('int_rewrite_solo_strategies') }} as s on s.strategy = m.strategy
+    inner join {{ ref('int_rewrite_groups') }} as g
         on g.corpus = m.corpus and g.embedder = m.embedder and g.reranker = m.reranker
         and g.seed = m.seed and g.query_id = m.query_id and g.complete
     where m.metric = 'HIT@10'
@@ -33,7 +33,7 @@ member_means as (
 subsets as (
     select distinct c.corpus, c.embedder, c.reranker, s.subset_mask, s.label, s.n_members
     from group_hits as c
-    inner join {{ ref('rewrite_subsets') }} as s on s.subset_mask & ~c.cell_mask = 0
+    inner join {{ ref('int_rewrite_subsets') }} as s on s.subset_mask & ~c.cell_mask = 0
 ),
 
 best as (
@@ -102,7 +102,7 @@ select
 from subsets as s
 inner join best as b
     on b.corpus = s.corpus and b.embedder = s.embedder and b.reranker = s.reranker and b.subset_mask = s.subset_mask
-inner join {{ ref('rewrite_solo_strategies') }} as st on st.bit = b.best_bit
+inner join {{ ref('int_rewrite_solo_strategies') }} as st on st.bit = b.best_bit
 inner join means as m
     on m.corpus = s.corpus and m.embedder = s.embedder and m.reranker = s.reranker and m.subset_mask = s.subset_mask
 inner join boot as bo

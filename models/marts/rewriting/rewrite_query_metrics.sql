@@ -16,7 +16,7 @@ scores as (
         doc_recall(r.run_rel, j.qrels_rel, 10) as "R@10",
         doc_ndcg(r.run_rel, j.qrels_rel, 10) as "nDCG@10",
         doc_mrr(r.run_rel, 10) as "MRR@10"
-    from {{ ref('rewrite_rankings') }} as r
+    from {{ ref('int_rewrite_rankings') }} as r
     inner join judged as j on j.query_id = r.query_id
     where r.status = 'scored'
 )

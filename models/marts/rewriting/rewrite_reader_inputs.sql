@@ -6,16 +6,16 @@
 -- per (cell, setting, helper, tau, seed, query) the top var reader_top_k documents in rank order
 -- with the query text and each document's text, over the complete groups.
 --   S1            the baseline's ranking (helper and tau NULL)
---   always-merge  the max-score union of the baseline's and the helper's lists (rewrite_merge_lists),
+--   always-merge  the max-score union of the baseline's and the helper's lists (int_rewrite_merge_lists),
 --                 for each helper in var reader_helpers (tau NULL)
---   router        per tau of the cell's grid (rewrite_router_taus): the always-merge list when the
+--   router        per tau of the cell's grid (int_rewrite_router_taus): the always-merge list when the
 --                 baseline's top-1 score < tau (expanded = true), else the baseline's
 -- The setting names are reader_answers.setting's; the reader writes one answer per (cell, setting,
 -- helper, tau, seed, query). Identical passages give identical prompts, which the LLM cache answers once.
 with groups as (
     select g.*, r.top1_score
-    from {{ ref('rewrite_groups') }} as g
-    inner join {{ ref('rewrite_rankings') }} as r
+    from {{ ref('int_rewrite_groups') }} as g
+    inner join {{ ref('int_rewrite_rankings') }} as r
         on r.strategy = '{{ var("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
         and r.reranker = g.reranker and r.seed = g.seed and r.query_id = g.query_id
     where g.complete
@@ -32,8 +32,8 @@ baseline as (
 
 merged as (
     select m.group_id, h.strategy as helper, m.rank, m.doc_id, m.score
-    from {{ ref('rewrite_merge_lists') }} as m
-    inner join {{ ref('rewrite_solo_strategies') }} as h on h.bit = m.helper_bit
+    from {{ ref('int_rewrite_merge_lists') }} as m
+    inner join {{ ref('int_rewrite_solo_strategies') }} as h on h.bit = m.helper_bit
     where list_contains({{ var('reader_helpers') }}::varchar[], h.strategy)
         and m.rank <= {{ var('reader_top_k') }}
 ),
@@ -52,7 +52,7 @@ lists as (
     select g.corpus, g.embedder, g.reranker, 'router', h.helper, t.tau, g.seed, g.query_id, true,
         m.rank, m.doc_id, m.score
     from groups as g
-    inner join {{ ref('rewrite_router_taus') }} as t
+    inner join {{ ref('int_rewrite_router_taus') }} as t
         on t.corpus = g.corpus and t.embedder = g.embedder and t.reranker = g.reranker and g.top1_score < t.tau
     inner join (select distinct helper from merged) as h on true
     inner join merged as m on m.group_id = g.group_id and m.helper = h.helper
@@ -60,7 +60,7 @@ lists as (
     select g.corpus, g.embedder, g.reranker, 'router', h.helper, t.tau, g.seed, g.query_id, false,
         b.rank, b.doc_id, b.score
     from groups as g
-    inner join {{ ref('rewrite_router_taus') }} as t
+    inner join {{ ref('int_rewrite_router_taus') }} as t
         on t.corpus = g.corpus and t.embedder = g.embedder and t.reranker = g.reranker and not g.top1_score < t.tau
     inner join (select distinct helper from merged) as h on true
     inner join baseline as b on b.group_id = g.group_id

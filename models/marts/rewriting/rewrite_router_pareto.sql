@@ -9,7 +9,7 @@
 -- cost_axis = 'tokens' when no call of the cell lacks token counts, else 'calls'; on_front = no other
 -- point of the cell costs no more on that axis and scores at least as much, one of them strictly.
 with q as (
-    select * from {{ ref('rewrite_router_queries') }} where metric = '{{ var("rewriting_primary_metric") }}'
+    select * from {{ ref('int_rewrite_router_queries') }} where metric = '{{ var("rewriting_primary_metric") }}'
 ),
 
 fixed as (

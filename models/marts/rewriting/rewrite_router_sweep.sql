@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 7, the router's tau sweep: per cell x helper x tau (rewrite_router_taus) x metric. A query
+-- Point 7, the router's tau sweep: per cell x helper x tau (int_rewrite_router_taus) x metric. A query
 -- (at a seed) is expanded when the baseline's top-1 score < tau: it then gets the always-merge list
 -- (baseline ∪ helper by max score, top 10), otherwise the baseline's list.
 --   pct_expanded   = mean over seeds of the share of queries expanded
@@ -14,8 +14,8 @@
 with q as (
     select r.*, t.tau, r.top1_score < t.tau as expanded,
         case when r.top1_score < t.tau then r.merge_value else r.baseline_value end as router_value
-    from {{ ref('rewrite_router_queries') }} as r
-    inner join {{ ref('rewrite_router_taus') }} as t
+    from {{ ref('int_rewrite_router_queries') }} as r
+    inner join {{ ref('int_rewrite_router_taus') }} as t
         on t.corpus = r.corpus and t.embedder = r.embedder and t.reranker = r.reranker
 ),
 

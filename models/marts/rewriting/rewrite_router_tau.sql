@@ -14,7 +14,7 @@
 --         chosen with hindsight; positive when the rule's tau beats every grid tau)
 with base as (
     select distinct corpus, embedder, reranker, seed, query_id, fold, top1_score, baseline_value as hit
-    from {{ ref('rewrite_router_queries') }}
+    from {{ ref('int_rewrite_router_queries') }}
     where metric = 'HIT@10'
 ),
 
@@ -60,7 +60,7 @@ choice_taus as (
 
 applied as (
     select c.rule, c.source, r.*, coalesce(r.top1_score < c.tau, false) as expanded
-    from {{ ref('rewrite_router_queries') }} as r
+    from {{ ref('int_rewrite_router_queries') }} as r
     inner join choices as c
         on c.corpus = r.corpus and c.embedder = r.embedder and c.reranker = r.reranker
         and (c.fold is null or c.fold = r.fold)

@@ -221,8 +221,8 @@ def known_conditions() -> list[str]:
 
 
 def known_contrasts() -> dict[str, tuple[str, str]]:
-    """Contrasts of ``seeds/contrasts.csv``: name -> (treatment, control)."""
-    with open(PROJECT_ROOT / "seeds" / "contrasts.csv", newline="", encoding="utf-8") as handle:
+    """Contrasts of ``seeds/contrast_family.csv``: name -> (treatment, control)."""
+    with open(PROJECT_ROOT / "seeds" / "contrast_family.csv", newline="", encoding="utf-8") as handle:
         return {r["contrast"]: (r["treatment"], r["control"]) for r in csv.DictReader(handle)}
 
 

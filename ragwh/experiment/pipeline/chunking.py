@@ -317,7 +317,7 @@ class Pipeline:
         """Embed each corpus's texts: its inputs are its own condition texts and queries, so another
         corpus in the warehouse (loaded by hand, or another experiment's) never makes it rerun."""
         for corpus in self.config.corpora:
-            texts = [manifest.table_digest(self.con, "condition_texts", "corpus = ?", [corpus.name],
+            texts = [manifest.table_digest(self.con, "int_condition_texts", "corpus = ?", [corpus.name],
                                            ("condition", "chunk_id", "text_hash")),  # what retrieval reads too
                      manifest.table_digest(self.con, "queries", "corpus = ?", [corpus.name], ("query_id", "text"))]
             for emb in self.config.embedders:
@@ -401,17 +401,17 @@ class Pipeline:
 
     def no_chunk_conditions(self, runnable: list[str]) -> list[str]:
         """Runnable conditions with chunks; the others, and (condition, corpus) pairs without chunks, are
-        listed as not run (read from condition_texts on every run, so a rerun lists the same)."""
-        pairs = set(self.con.execute("SELECT DISTINCT condition, corpus FROM condition_texts").fetchall())
+        listed as not run (read from int_condition_texts on every run, so a rerun lists the same)."""
+        pairs = set(self.con.execute("SELECT DISTINCT condition, corpus FROM int_condition_texts").fetchall())
         present = {c for c, _ in pairs}
         for c in runnable:
             if c not in present:
-                self.outcome.not_run[c] = "no chunks in condition_texts (its chunkset or prefixes were not produced)"
+                self.outcome.not_run[c] = "no chunks in int_condition_texts (its chunkset or prefixes were not produced)"
                 continue
             for corpus in self.config.corpora:
                 if (c, corpus.name) not in pairs:
                     self.outcome.not_run[f"{c} ({corpus.name})"] = (
-                        f"no chunks of corpus {corpus.name} in condition_texts (its {corpus.loader} documents have "
+                        f"no chunks of corpus {corpus.name} in int_condition_texts (its {corpus.loader} documents have "
                         "no such chunkset)")
         return [c for c in runnable if c in present]
 

@@ -72,13 +72,13 @@ def contexts(corpus: str) -> list[Output]:
 
 
 def conditions() -> list[Output]:
-    return [Output("condition_texts")]
+    return [Output("int_condition_texts")]
 
 
 def embed(corpus: str, embedder: str) -> list[Output]:
     """The embedder's stored keys among the corpus's condition texts and queries (a vector is never
     rewritten under its key, so the keys say what is stored)."""
-    return [Output("embeddings", "embedder = ? AND text_hash IN (SELECT text_hash FROM condition_texts WHERE "
+    return [Output("embeddings", "embedder = ? AND text_hash IN (SELECT text_hash FROM int_condition_texts WHERE "
                                  "corpus = ? UNION ALL SELECT sha256(? || text) FROM queries WHERE corpus = ?)",
                    (embedder, corpus, QUERY_HASH_PREFIX, corpus), ("text_hash",))]
 

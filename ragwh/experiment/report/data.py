@@ -42,7 +42,7 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Every row of the ``contrasts`` mart with the seed's question, primary cell first."""
     if not relation_exists(con, "contrasts"):
         return []
-    questions = {r["contrast"]: r for r in seed_rows("contrasts")}
+    questions = {r["contrast"]: r for r in seed_rows("contrast_family")}
     rows = fetch_rows(con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast")
     for r in rows:
         seed = questions.get(r["contrast"], {})

@@ -108,4 +108,4 @@ def test_no_chunking_condition_selects_the_sentence_windows():
 
     with open(PROJECT_ROOT / "seeds" / "conditions.csv", newline="") as fh:
         chunkings = {row["chunking"] for row in csv.DictReader(fh)}
-    assert chunkings == {"fixed", "structural", "doc"}  # condition_chunks maps these to fixed | structural:* | doc
+    assert chunkings == {"fixed", "structural", "doc"}  # int_condition_chunks maps these to fixed | structural:* | doc

@@ -1,5 +1,5 @@
 """Helpers for the embedding / retrieval / reranking tests: tiny local models with random weights
-(never results: they only drive the real code paths) and a hand-made ``condition_texts`` table with
+(never results: they only drive the real code paths) and a hand-made ``int_condition_texts`` table with
 the dbt model's exact columns."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def sha(text: str) -> str:
 
 
 def create_condition_texts(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
-    """(Re)create ``condition_texts`` as a table with the dbt model's columns; ``text_hash`` = sha256(text)."""
+    """(Re)create ``int_condition_texts`` as a table with the dbt model's columns; ``text_hash`` = sha256(text)."""
     full = [{"char_start": 0, "char_end": len(r["text"]), "content_tokens": 1, "prefix_tokens": 0,
              "text_hash": sha(r["text"]), "is_fallback": False, **r} for r in rows]
     table = pa.Table.from_pylist(full, schema=pa.schema([
@@ -75,7 +75,7 @@ def create_condition_texts(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> 
         ("text_hash", pa.string()), ("content_tokens", pa.int32()), ("prefix_tokens", pa.int32()),
         ("is_fallback", pa.bool_())]))
     con.register("_ct", table)
-    con.execute("CREATE OR REPLACE TABLE condition_texts AS SELECT * FROM _ct")
+    con.execute("CREATE OR REPLACE TABLE int_condition_texts AS SELECT * FROM _ct")
     con.unregister("_ct")
 
 

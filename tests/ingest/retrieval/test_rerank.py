@@ -56,7 +56,7 @@ def test_rerank_rescores_top_50_and_is_incremental(con, tiny_ce):
                             "AND rank <= 50 ORDER BY query_id, chunk_id", [condition]).fetchall()
         got = con.execute("""SELECT r.query_id, r.rank, r.chunk_id, r.score, q.text, ct.text FROM runs r
                              JOIN queries q USING (query_id)
-                             JOIN condition_texts ct ON ct.condition = r.condition AND ct.chunk_id = r.chunk_id
+                             JOIN int_condition_texts ct ON ct.condition = r.condition AND ct.chunk_id = r.chunk_id
                              WHERE r.reranker = ? AND r.condition = ? ORDER BY r.query_id, r.rank""",
                           [name, condition]).fetchall()
         assert sorted((g[0], g[2]) for g in got) == first  # exactly the first-stage top 50

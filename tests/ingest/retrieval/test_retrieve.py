@@ -79,7 +79,7 @@ def test_flat_top_k_equals_sql_brute_force(con):
     brute = con.execute("""
         WITH q AS (SELECT query_id, e.vector FROM queries JOIN embeddings e
                    ON e.embedder = 'hand' AND e.text_hash = sha256('[query] ' || text)),
-             c AS (SELECT chunk_id, e.vector FROM condition_texts ct JOIN embeddings e
+             c AS (SELECT chunk_id, e.vector FROM int_condition_texts ct JOIN embeddings e
                    ON e.embedder = 'hand' AND e.text_hash = ct.text_hash WHERE condition = 'G2'),
              s AS (SELECT q.query_id, c.chunk_id, list_dot_product(q.vector, c.vector) AS score FROM q, c),
              r AS (SELECT *, row_number() OVER (PARTITION BY query_id ORDER BY score DESC, chunk_id) AS rank FROM s)
@@ -202,7 +202,7 @@ def test_two_stage_routes_a_fallback_document_as_one_section(con, monkeypatch):
     for idx, (start, end) in enumerate([(5, 32), (32, 70)]):
         con.execute("INSERT INTO chunks VALUES ('fixed', ?, 'demo/c', ?, ?, ?, 1, NULL)",
                     [f"fixed|demo/c|{idx}", idx, start, end])
-    rows = con.sql("SELECT * FROM condition_texts").to_arrow_table().to_pylist()
+    rows = con.sql("SELECT * FROM int_condition_texts").to_arrow_table().to_pylist()
     rows += [{"condition": "G4", "corpus": "demo", "chunk_id": f"fixed|demo/c|{i}", "doc_id": "demo/c",
               "chunkset": "fixed", "text": t, "is_fallback": True} for i, t in enumerate(["c0", "c1"])]
     create_condition_texts(con, [{k: r[k] for k in ("condition", "corpus", "chunk_id", "doc_id", "chunkset", "text",

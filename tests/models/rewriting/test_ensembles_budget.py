@@ -34,7 +34,7 @@ def ref(db):
     data = Data(db)
     groups = complete_groups(data)
     ids = {tuple(r[1:]): r[0] for r in db.execute(
-        "select group_id, corpus, embedder, reranker, seed, query_id from rewrite_groups where complete").fetchall()}
+        "select group_id, corpus, embedder, reranker, seed, query_id from int_rewrite_groups where complete").fetchall()}
     scores = {}
     for g, lists in groups.items():
         strategies = tuple(s for s in SOLO if s in lists)
@@ -44,7 +44,7 @@ def ref(db):
                 scores[(g, rule, mask)] = doc_metrics(ranked, data.qrels[g[4]])
     got = {}
     for gid, rule, mask, *values in db.execute(
-            "select group_id, rule, subset_mask, hit, recall, ndcg, mrr from rewrite_ensemble_scores").fetchall():
+            "select group_id, rule, subset_mask, hit, recall, ndcg, mrr from int_rewrite_ensemble_scores").fetchall():
         got[(gid, rule, mask)] = values
     return data, groups, ids, scores, got
 

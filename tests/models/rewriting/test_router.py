@@ -91,7 +91,7 @@ def test_tau_sweep(db, ref):
 
 def test_tau_rules_and_cross_fitting_without_leakage(db, ref):
     _, rows = ref
-    folds = dict(db.execute("select distinct query_id, fold from rewrite_router_queries").fetchall())
+    folds = dict(db.execute("select distinct query_id, fold from int_rewrite_router_queries").fetchall())
     assert len(folds) == len({q for *_, q in rows}) and set(folds.values()) <= set(range(5))
     got = {r[:4]: r[4:] for r in db.execute(
         """select corpus, helper, rule, source, tau, n_folds, n_folds_without_tau, pct_expanded, router_value,

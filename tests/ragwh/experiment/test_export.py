@@ -12,7 +12,7 @@ from ragwh.experiment.export import ExportError, export_trec
 @pytest.fixture()
 def small(con):
     """Two documents; query q1 has one gold span [100, 200) in doc a; q2 has a span [0, 50) in doc b."""
-    con.execute("""CREATE TABLE condition_texts AS SELECT * FROM (VALUES
+    con.execute("""CREATE TABLE int_condition_texts AS SELECT * FROM (VALUES
         ('G3', 'c', 'ch|c/a|0', 'c/a', 0, 140),     -- covers 40% of the span, 29% of itself inside: NOT relevant
         ('G3', 'c', 'ch|c/a|1', 'c/a', 140, 260),   -- covers 60% of the span: relevant
         ('G3', 'c', 'ch|c/a|2', 'c/a', 190, 202),   -- 10 of 12 chars (83%) inside the span: relevant

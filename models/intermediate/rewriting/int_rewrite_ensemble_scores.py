@@ -1,0 +1,20 @@
+"""Every subset of the solo strategies x every fusion rule (max, rrf, combsum, combmnz), scored per
+complete group (cell x seed x query) with HIT@10, R@10, nDCG@10 and MRR@10: the kernel of
+udfs/ensembles.py over int_rewrite_fusion_input, emitting metrics only (no fused list is stored)."""
+import numpy as np
+
+from udfs.ensembles import ensemble_table
+
+
+def model(dbt, session):
+    dbt.config(materialized="table", tags=["rewriting"])
+    rrf_k = int(dbt.config.get("rrf_k"))
+    # each dbt.ref on its own line: dbt finds a python model's refs by parsing these calls
+    groups = dbt.ref("int_rewrite_groups")
+    runs = dbt.ref("int_rewrite_fusion_input")
+    subsets = dbt.ref("int_rewrite_subsets")
+    strategies = dbt.ref("int_rewrite_solo_strategies")
+    masks = np.array([m for (m,) in subsets.order("subset_mask").project("subset_mask").fetchall()], dtype=np.int64)
+    return ensemble_table(runs.order("group_id, doc_id, bit").to_arrow_table(),
+                          groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
+                          masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k)
