@@ -215,6 +215,8 @@ class Pipeline:
             parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
             if self.config.inducer == "texttiling":  # its paragraph vectors: the default embedder's precision
                 parts.append(f"precision={self.config.precision}")
+            elif self.config.llm.backend != "none":  # structured output (llm.structured or RAGWH_LLM_STRUCTURED)
+                parts.append(f"structured={self._llm_config().structured}")
             self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c),
                        outputs=stage_outputs.induce(corpus.name, self.config.inducer))
 
@@ -222,7 +224,9 @@ class Pipeline:
         from ingest.structure.stage import induce as induce
         llm = self._llm_backend()
         max_tokens = self._llm_config().stage_max_tokens("induce") if llm is not None else 4096
-        induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision)
+        structured = self._llm_config().structured if llm is not None else None
+        induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision,
+               structured=structured)
         rows = self.con.execute(
             "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
             [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
