@@ -222,5 +222,37 @@ def test_a_structured_answer_parses_and_validates_for_a_hand_made_document(backe
     parsed = parse_answer(answer.text)
     assert parsed.problems == [] and schema_valid(parsed, schema) and 1 <= len(parsed.sections) <= 4
     assert all(1 <= s.level <= 4 and 1 <= s.first <= 4 and 1 <= s.last <= 4 and s.title for s in parsed.sections)
-    free = backend.generate([request.without_schema()])[0]  # the same request as free text is another answer
-    assert free.text != answer.text
+
+
+def test_the_grammar_mask_allows_exactly_what_the_schema_allows(backend):
+    """llguidance's mask over the packaged tokenizer, no model: token by token through a valid answer,
+    an out-of-bounds level is forbidden, and the end-of-answer token is allowed only once the JSON is complete."""
+    import torch
+
+    from ingest.llm import load_prompt
+    from ingest.llm.grammar import SchemaGrammar
+
+    tok = backend.tokenizer
+    grammar = SchemaGrammar(tok, 49152, {tok.eos_token_id})
+    matcher = grammar.constraint(load_prompt("induce_structure").schema(n_paragraphs=2))
+
+    def allowed() -> set[int]:
+        logits = torch.zeros(49152)
+        assert matcher.mask(logits)
+        return set(torch.nonzero(logits == 0).flatten().tolist())
+
+    answer = '{"sections":[{"title":"A","level":1,"first_paragraph":1,"last_paragraph":2}]}'
+    prefix, checked = "", 0
+    for token in tok(answer, add_special_tokens=False)["input_ids"]:
+        ok = allowed()
+        assert token in ok and tok.eos_token_id not in ok, prefix
+        if prefix.endswith('"level":'):  # levels 1-4 only
+            assert tok.convert_tokens_to_ids("5") not in ok and tok.convert_tokens_to_ids("1") in ok
+            checked += 1
+        if prefix.endswith('"last_paragraph":'):  # paragraphs 1..2 only
+            assert tok.convert_tokens_to_ids("3") not in ok and tok.convert_tokens_to_ids("2") in ok
+            checked += 1
+        matcher.accept(token)
+        prefix += tok.decode([token])
+    assert checked == 2 and prefix == answer
+    assert allowed() == {tok.eos_token_id}  # complete: only the end of the answer
