@@ -306,9 +306,10 @@ def test_vllm_backend_needs_the_extra(monkeypatch):
         make_backend(LLMConfig(backend="vllm", model="m"))
 
 
-def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
-    """The adapter against a stand-in module with vLLM's API shape (LLM.chat, SamplingParams,
-    RequestOutput.outputs[0].text): checks what is passed, not what a model says."""
+def _vllm_stand_in(monkeypatch, **params_classes):
+    """vLLM's module shape (SamplingParams, and in vllm.sampling_params the structured-output parameter
+    class(es) given) with an engine that records how it was built and what it was asked: answer k is
+    ``gen <last message>``, k + 3 tokens long, cut at max_tokens for every answer after the first."""
     seen = {}
 
     class SamplingParams:
@@ -321,11 +322,20 @@ def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
 
         def chat(self, conversations, sampling_params, use_tqdm):
             seen["chat"] = (conversations, [p.kw for p in sampling_params])
+            seen["params"] = seen["chat"][1]
             return [types.SimpleNamespace(prompt_token_ids=[1] * (10 + k), outputs=[types.SimpleNamespace(
                 text=f"gen {c[-1]['content']}", token_ids=[5] * (3 + k), finish_reason="length" if k else "stop")])
                 for k, c in enumerate(conversations)]
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", types.SimpleNamespace(**params_classes))
+    return seen
+
+
+def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
+    """The adapter against a stand-in module with vLLM's API shape (LLM.chat, SamplingParams,
+    RequestOutput.outputs[0].text): checks what is passed, not what a model says."""
+    seen = _vllm_stand_in(monkeypatch)
     backend = make_backend(LLMConfig(backend="vllm", model="google/gemma", seed=11, vllm={"max_model_len": 8192}))
     out = backend.generate([req("a", "p1", seed=3), LLMRequest("b", "t.v1", ({"role": "user", "content": "p2"},),
                                                                 Sampling(temperature=0.7, top_p=0.9, max_tokens=50, seed=4))])
@@ -404,29 +414,6 @@ def test_http_server_refusing_the_schema_falls_back_to_free_text_with_one_warnin
         # later structured requests are refused without being sent, and fall back at once
         answers, enforced = structured.complete(llm, [structured_req("b", "two")], "induce:test")
         assert enforced is False and len(server.bodies) == 3 and "response_format" not in server.bodies[-1]
-
-
-def _vllm_stand_in(monkeypatch, **params_classes):
-    """vLLM's module shape (SamplingParams, and in vllm.sampling_params the structured-output parameter
-    class(es) given) with an engine that records the SamplingParams it gets."""
-    seen = {}
-
-    class SamplingParams:
-        def __init__(self, **kw):
-            self.kw = kw
-
-    class LLM:
-        def __init__(self, model, **kw):
-            pass
-
-        def chat(self, conversations, sampling_params, use_tqdm):
-            seen["params"] = [p.kw for p in sampling_params]
-            return [types.SimpleNamespace(prompt_token_ids=[1], outputs=[types.SimpleNamespace(
-                text='{"n": 1}', token_ids=[5], finish_reason="stop")]) for _ in conversations]
-
-    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
-    monkeypatch.setitem(sys.modules, "vllm.sampling_params", types.SimpleNamespace(**params_classes))
-    return seen
 
 
 class _Params:
