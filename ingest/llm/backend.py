@@ -43,7 +43,7 @@ class LLMRequest:
     prompt: str
     messages: tuple[dict, ...]
     sampling: Sampling = field(default_factory=Sampling)
-    schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    schema: Mapping[str, Any] | None = None
 
     @property
     def prompt_name(self) -> str:
