@@ -228,10 +228,15 @@ class Pipeline:
         induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision,
                structured=structured)
         rows = self.con.execute(
-            "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
-            [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
-        return (f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
-                + (self._tiny() if self.config.inducer == "llm" else ""))
+            "SELECT coalesce(outcome, status), count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) "
+            "GROUP BY 1 ORDER BY 1", [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
+        detail = f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
+        if self.config.inducer == "llm":
+            n, structured = self.con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE structured) FROM induction_log WHERE structure = 'induced:llm' "
+                "AND starts_with(doc_id, ?)", [corpus + "/"]).fetchone()
+            detail += f"; structured output for {structured} of {n}" + self._tiny()
+        return detail
 
     def _llm_config(self) -> Any:
         from ingest.llm import load_llm_config
