@@ -168,7 +168,7 @@ def lmfe_factory(tokenizer, vocab: int, eos: set[int]):
             self.tokens: list[int] = []
 
         def mask(self, logits):
-            return ids_to_mask(self.enforcer.get_allowed_tokens(self.tokens), logits)
+            return ids_to_mask(self.enforcer.get_allowed_tokens(self.tokens).allowed_tokens, logits)
 
         def accept(self, token):
             self.tokens.append(token)
