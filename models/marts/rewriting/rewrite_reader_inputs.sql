@@ -1,10 +1,16 @@
 {% if var('reader_top_k') > 10 or var('reader_top_k') < 1 %}
 {{ exceptions.raise_compiler_error("var reader_top_k must lie in 1..10 (the merged lists keep 10 documents), got " ~ var('reader_top_k')) }}
 {% endif %}
+{% if var('reader_sample') is not none and var('reader_sample') < 1 %}
+{{ exceptions.raise_compiler_error("var reader_sample must be a positive number of queries or null (all), got " ~ var('reader_sample')) }}
+{% endif %}
 {{ config(materialized='view', tags=['rewriting']) }}
--- Point 8, what the reader stage reads (a view: the passages are joined when it reads, not stored):
--- per (cell, setting, helper, tau, seed, query) the top var reader_top_k documents in rank order
--- with the query text and each document's text, over the complete groups.
+-- What the reader stage reads (a view: the passages are joined when it reads, not stored): per (cell,
+-- setting, helper, tau, seed, query) the top var reader_top_k documents in rank order with the query
+-- text and each document's text, over the complete groups of the seeds in var reader_seeds (the paper:
+-- 42) and, when var reader_sample is set (the paper: 200), that many of the cell's queries drawn at
+-- random with seed var reader_sample_seed: the queries ranked by md5('<sample seed>|<query_id>'), the
+-- first reader_sample kept (all when the cell has fewer).
 --   S1            the baseline's ranking (helper and tau NULL)
 --   always-merge  the max-score union of the baseline's and the helper's lists (int_rewrite_merge_lists),
 --                 for each helper in var reader_helpers (tau NULL)
@@ -12,13 +18,29 @@
 --                 baseline's top-1 score < tau (expanded = true), else the baseline's
 -- The setting names are reader_answers.setting's; the reader writes one answer per (cell, setting,
 -- helper, tau, seed, query). Identical passages give identical prompts, which the LLM cache answers once.
-with groups as (
+with candidates as (
     select g.*, r.top1_score
     from {{ ref('int_rewrite_groups') }} as g
     inner join {{ ref('int_rewrite_rankings') }} as r
         on r.strategy = '{{ var("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
         and r.reranker = g.reranker and r.seed = g.seed and r.query_id = g.query_id
-    where g.complete
+    where g.complete and list_contains({{ var('reader_seeds') }}::integer[], g.seed)
+),
+
+sampled as (
+    select corpus, embedder, reranker, query_id
+    from (select distinct corpus, embedder, reranker, query_id from candidates)
+    {%- if var('reader_sample') is not none %}
+    qualify row_number() over (partition by corpus, embedder, reranker
+                               order by md5('{{ var("reader_sample_seed") }}|' || query_id), query_id) <= {{ var('reader_sample') }}
+    {%- endif %}
+),
+
+groups as (
+    select c.*
+    from candidates as c
+    inner join sampled as s
+        on s.corpus = c.corpus and s.embedder = c.embedder and s.reranker = c.reranker and s.query_id = c.query_id
 ),
 
 baseline as (
