@@ -1,4 +1,4 @@
-"""Point 7: the router's tau sweep (expansion, HIT@10 and deltas vs always-S1 / always-merge,
+"""The router's tau sweep (expansion, HIT@10 and deltas vs always-S1 / always-merge,
 wins / ties / losses, LLM calls and tokens only expanded queries pay), the tau rules (same dataset,
 transferred, cross-fitted without leakage) with their gaps, and the Pareto front."""
 from __future__ import annotations
