@@ -14,8 +14,8 @@ from check_rewriting import report  # noqa: E402
 def test_check_prints_the_papers_figures(db):
     lines = report(db, "hotpotqa")
     text = "\n".join(lines)
-    for seed in (42, 123, 2024):
-        assert f"  S1 seed {seed} (BAAI/bge-base-en-v1.5, reranker BAAI/bge-reranker-base, 60 queries): HIT@10 " in text
+    for seed in (42, 123, 2024):  # 59 of the 60 questions have a relevant judgment (conftest plants one without)
+        assert f"  S1 seed {seed} (BAAI/bge-base-en-v1.5, reranker BAAI/bge-reranker-base, 59 queries): HIT@10 " in text
     # the five pre-declared subsets at seed 42, for each metric, and both budget scopes
     block = lines[lines.index("-- seed-42 ensembles of the pre-declared subsets (rule max: the union merged by score, cut at 10)")
                   + 2:]
