@@ -92,8 +92,7 @@ means as (
 
 boot as (
     select corpus, embedder, reranker, helper, tau, contrast, metric, split,
-        paired_bootstrap(list(d order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d order by query_id)") }} as b
     from (
         select corpus, embedder, reranker, helper, tau, contrast, metric, split, query_id,
             avg(t_value - c_value order by t_value - c_value) as d

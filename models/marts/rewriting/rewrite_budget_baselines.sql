@@ -90,16 +90,14 @@ per_query as (
 
 control_boot as (
     select scope, corpus, embedder, reranker, control, metric,
-        paired_bootstrap(list(d_control order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d_control order by query_id)") }} as b
     from per_query
     group by all
 ),
 
 reference_boot as (
     select scope, corpus, embedder, reranker, control, metric,
-        paired_bootstrap(list(d_reference order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d_reference order by query_id)") }} as b
     from per_query
     where d_reference is not null
     group by all

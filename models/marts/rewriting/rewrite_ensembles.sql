@@ -22,7 +22,8 @@ with cells as (
 ),
 
 scopes as (
-    -- scope 0: every complete group; scope 1: those of the ensemble seed again
+    -- scope 0: every complete group; scope 1: those of the ensemble seed again (for the solo strategies;
+    -- the ensembles' rows are not repeated: scope 1 reads the seed's rows of scope 0)
     select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
     union all
     select g.*, 1 from {{ ref('int_rewrite_groups') }} as g
@@ -31,20 +32,27 @@ scopes as (
 
 scored as (
     -- integer keys (cell_key, query_key) for the aggregations over every group x rule x subset
-    select g.cell_key, g.scope, g.query_key, g.seed, e.rule, e.subset_mask, e.hit, e.recall, e.ndcg, e.mrr
+    select g.cell_key, g.query_key, g.seed, e.rule, e.subset_mask, e.hit, e.recall, e.ndcg, e.mrr
     from {{ ref('int_rewrite_ensemble_scores') }} as e
-    inner join scopes as g on g.group_id = e.group_id
+    inner join {{ ref('int_rewrite_groups') }} as g on g.group_id = e.group_id
 ),
 
 seed_wide as (
-    select cell_key, scope, rule, subset_mask, seed,
+    select cell_key, rule, subset_mask, seed,
         avg(hit order by hit) as "HIT@10", avg(recall order by recall) as "R@10", avg(ndcg order by ndcg) as "nDCG@10", avg(mrr order by mrr) as "MRR@10"
     from scored
     group by all
 ),
 
-seed_means as (
+seed_long as (
     select * from seed_wide unpivot (seed_mean for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
+),
+
+seed_means as (
+    -- scope 1's one seed mean is scope 0's row of that seed
+    select 0 as scope, * from seed_long
+    union all
+    select 1, * from seed_long where seed = {{ var('rewriting_ensemble_seed') }}
 ),
 
 solo as (
@@ -76,14 +84,22 @@ best_seed as (
 ),
 
 query_deltas as (
-    -- the study's pairing rule: per (query, seed) ensemble - best solo, then the mean over seeds
-    select e.cell_key, e.scope, e.query_key, e.rule, e.subset_mask,
+    -- the study's pairing rule: per (query, seed) ensemble - best solo, then the mean over seeds (scope 0);
+    -- scope 1 has one seed per query: the difference itself
+    select e.cell_key, 0 as scope, e.query_key, e.rule, e.subset_mask,
         avg(e.hit - b."HIT@10" order by e.hit - b."HIT@10") as d1, avg(e.recall - b."R@10" order by e.recall - b."R@10") as d2,
         avg(e.ndcg - b."nDCG@10" order by e.ndcg - b."nDCG@10") as d3, avg(e.mrr - b."MRR@10" order by e.mrr - b."MRR@10") as d4
     from scored as e
     inner join best_seed as b
-        on b.cell_key = e.cell_key and b.scope = e.scope and b.query_key = e.query_key and b.seed = e.seed
+        on b.cell_key = e.cell_key and b.scope = 0 and b.query_key = e.query_key and b.seed = e.seed
     group by all
+    union all
+    select e.cell_key, 1, e.query_key, e.rule, e.subset_mask,
+        e.hit - b."HIT@10", e.recall - b."R@10", e.ndcg - b."nDCG@10", e.mrr - b."MRR@10"
+    from scored as e
+    inner join best_seed as b
+        on b.cell_key = e.cell_key and b.scope = 1 and b.query_key = e.query_key and b.seed = e.seed
+    where e.seed = {{ var('rewriting_ensemble_seed') }}
 ),
 
 deltas as (
@@ -97,8 +113,7 @@ deltas as (
 boot_wide as (
     select cell_key, scope, rule, subset_mask,
         {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
-        paired_bootstrap(list_transform(d, lambda x: x.m{{ loop.index }}), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as "{{ m }}"{{ "," if not loop.last }}
+        {{ rewriting_bootstrap("list_transform(d, lambda x: x.m" ~ loop.index ~ ")") }} as "{{ m }}"{{ "," if not loop.last }}
         {%- endfor %}
     from deltas
 ),

@@ -81,8 +81,7 @@ query_deltas as (
 
 boot as (
     select scope, corpus, embedder, reranker, subset_mask,
-        paired_bootstrap(list(delta order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(delta order by query_id)") }} as b
     from query_deltas
     group by all
 ),

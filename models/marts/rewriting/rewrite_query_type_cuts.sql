@@ -37,8 +37,7 @@ means as (
 
 deltas as (
     select d.corpus, d.embedder, d.reranker, t.query_type, d.strategy, d.metric,
-        paired_bootstrap(list(d.delta order by d.query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d.delta order by d.query_id)") }} as b
     from {{ ref('rewrite_baseline_deltas') }} as d
     inner join types as t on t.query_id = d.query_id
     group by all
@@ -97,8 +96,7 @@ router_means as (
 
 router_boot as (
     select corpus, embedder, reranker, query_type, helper, metric,
-        paired_bootstrap(list(d order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d order by query_id)") }} as b
     from (
         select corpus, embedder, reranker, query_type, helper, metric, query_id,
             avg(router_value - baseline_value order by router_value - baseline_value) as d
