@@ -14,7 +14,8 @@
 --   S1            the baseline's ranking (helper and tau NULL)
 --   always-merge  the max-score union of the baseline's and the helper's lists (int_rewrite_merge_lists),
 --                 for each helper in var reader_helpers (tau NULL)
---   router        per tau of the cell's grid (int_rewrite_router_taus): the always-merge list when the
+--   router        per tau of the cell's grid (int_rewrite_router_taus) and at the paper's tau (the
+--                 same-dataset midpoint rule, int_rewrite_router_tau_fits): the always-merge list when the
 --                 baseline's top-1 score < tau (expanded = true), else the baseline's
 -- The setting names are reader_answers.setting's; the reader writes one answer per (cell, setting,
 -- helper, tau, seed, query). Identical passages give identical prompts, which the LLM cache answers once.
@@ -41,6 +42,15 @@ groups as (
     from candidates as c
     inner join sampled as s
         on s.corpus = c.corpus and s.embedder = c.embedder and s.reranker = c.reranker and s.query_id = c.query_id
+),
+
+taus as (
+    -- the router's grid and the paper's tau (rule same_dataset of int_rewrite_router_tau_fits, fitted on the
+    -- cell's queries): its answers are the paper's answer-quality table
+    select corpus, embedder, reranker, tau from {{ ref('int_rewrite_router_taus') }}
+    union
+    select corpus, embedder, reranker, tau from {{ ref('int_rewrite_router_tau_fits') }}
+    where rule = 'same_dataset' and tau is not null
 ),
 
 baseline as (
@@ -74,7 +84,7 @@ lists as (
     select g.corpus, g.embedder, g.reranker, 'router', h.helper, t.tau, g.seed, g.query_id, true,
         m.rank, m.doc_id, m.score
     from groups as g
-    inner join {{ ref('int_rewrite_router_taus') }} as t
+    inner join taus as t
         on t.corpus = g.corpus and t.embedder = g.embedder and t.reranker = g.reranker and g.top1_score < t.tau
     inner join (select distinct helper from merged) as h on true
     inner join merged as m on m.group_id = g.group_id and m.helper = h.helper
@@ -82,7 +92,7 @@ lists as (
     select g.corpus, g.embedder, g.reranker, 'router', h.helper, t.tau, g.seed, g.query_id, false,
         b.rank, b.doc_id, b.score
     from groups as g
-    inner join {{ ref('int_rewrite_router_taus') }} as t
+    inner join taus as t
         on t.corpus = g.corpus and t.embedder = g.embedder and t.reranker = g.reranker and not g.top1_score < t.tau
     inner join (select distinct helper from merged) as h on true
     inner join baseline as b on b.group_id = g.group_id

@@ -277,15 +277,17 @@ def section_types(con: duckdb.DuckDBPyConnection) -> str:
 
 def section_answers(con: duckdb.DuckDBPyConnection) -> str:
     what = ("The reader's answers from the top-k passages of S1, always-merge and the router, scored against the gold "
-            "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases); paired "
-            "differences with the bootstrap over queries, overall and split by whether the router expanded the query.")
+            "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases; F1 is the measure "
+            "for sentence-long gold answers); paired differences with the bootstrap over queries, overall and split by "
+            "whether the router expanded the query (triggered / untriggered), at every grid tau and at the paper's tau.")
     rows = fetch_rows(con, "SELECT * FROM rewrite_answer_quality WHERE split = 'all' OR tau IS NOT NULL "
                            "ORDER BY corpus, embedder, reranker, helper, tau NULLS FIRST, metric, contrast, split") \
         if relation_exists(con, "rewrite_answer_quality") else []
     if not rows:
         return section("rw-answers", "Answer quality", what,
                        not_run_note("no reader answers (reader_answers is empty: the reader stage has not run)"))
-    table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")),
+    table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")
+                          + (" (the paper's tau rule)" if r.get("paper_tau") else "")),
               html.escape(r["metric"]), html.escape(r["contrast"]), html.escape(r["split"]), fmt(r["n_queries"]),
               fmt(r["mean_treatment"]), fmt(r["mean_control"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"])]
              for r in rows]
