@@ -16,6 +16,7 @@ from udfs.metrics.span_recall import span_recall
 from udfs.metrics.token_budget import token_budget_coverage
 from udfs.mixed import mixedlm_contrast
 from udfs.multiple import holm
+from ingest.retrieval.imported import import_run
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
 from warehouse.paths import PROJECT_ROOT
@@ -43,10 +44,16 @@ def built(tmp_path_factory):
     con.execute("update runs set score = 'nan'::double where query_id = 'qasper/q00042' and condition = 'A3' and rank = 5")
     con.execute("delete from runs where condition = 'A1' and query_id in ('qasper/q00050', 'qasper/q00051', 'qasper/q00052')")
     _load_document_corpus(con)
+    _load_hand_corpus(con)
     con.close()
     extra = ["--target-path", str(tmp / "target")]
     run_dbt("seed", wh, vars=VARS, extra=extra)
     run_dbt("run", wh, select="+tag:evaluation", vars=VARS, extra=["--exclude", "tag:evaluation", *extra])
+    con = connect(wh)  # an outside system's TREC run over G3's chunk ids, ranks only (constant scores)
+    run_file = tmp / "outside.run"
+    run_file.write_text("".join(f"hand/q1 Q0 structural:gold|hand/d|{c} {r} 1.0 outside\n" for c, r in ((1, 3), (2, 1), (0, 2))))
+    import_run(con, run_file, "outside", "G3")
+    con.close()
     run_dbt("build", wh, select="tag:evaluation", vars=VARS, extra=extra)
     con = connect(wh)  # same configuration as the connection dbt keeps open in this process
     yield con
@@ -76,6 +83,36 @@ def _load_document_corpus(con) -> None:
     con.executemany("insert into qrels values (?, ?, ?)", [(q, d, r) for q, j in QRELS.items() for d, r in j.items()])
     con.executemany("insert into runs values ('scifact', 'all-MiniLM-L6-v2', 'none', 'DOC', ?, ?, ?, ?)",
                     [(q, i + 1, f"doc|{d}|0", 1.0 - i / 10) for q, ds in DOC_RUNS.items() for i, d in enumerate(ds)])
+
+
+def _load_hand_corpus(con) -> None:
+    """One document whose body [3, 303) is three gold-structure chunks of 100 characters (250 content + 10
+    prefix tokens each) and one query with the gold span [153, 253)."""
+    con.execute("insert into documents values ('hand/d', 'hand', 'H', 'H\n\n' || repeat('x', 300), null, 'test', 'hand')")
+    con.executemany("insert into chunks values ('structural:gold', ?, 'hand/d', ?, ?, ?, 250, 0)",
+                    [(f"structural:gold|hand/d|{i}", i, 3 + 100 * i, 103 + 100 * i) for i in range(3)])
+    con.executemany("insert into chunk_prefixes values ('structural:gold', ?, 'path', 3, '[H]\n\n', 10)",
+                    [(f"structural:gold|hand/d|{i}",) for i in range(3)])
+    con.execute("insert into queries values ('hand/q1', 'hand/d', 'hand', 'which x', 'extractive')")
+    con.execute("insert into evidence values ('hand/q1', 0, 'hand/d', 153, 253, 'exact')")
+
+
+def test_an_imported_run_scores_to_hand_computed_values(built):
+    """The imported ranks (chunk 2, chunk 0, chunk 1: constant scores, so the file's ranks decide) scored by hand:
+    chunk 2 covers 50 of the span's 100 characters, chunk 0 none, chunk 1 the other 50."""
+    got = dict(built.execute("select metric, value from query_metrics where embedder = 'outside'").fetchall())
+    assert [c for (c,) in built.execute("select chunk_id from runs where embedder = 'outside' order by rank").fetchall()] == \
+        ["structural:gold|hand/d|2", "structural:gold|hand/d|0", "structural:gold|hand/d|1"]
+    dcg = 0.5 + 0.5 / np.log2(4)
+    ideal = 0.5 + 0.5 / np.log2(3)
+    expected = {"cov-nDCG@10": dcg / ideal,
+                "nDCG@10": (1 + 1 / np.log2(4)) / (1 + 1 / np.log2(3)),  # both halves are relevant (>= 50% of the span)
+                "MRR": 1.0, "R@50": 1.0,
+                "TBC@512": 0.5,  # 260 tokens per chunk: only the first fits in 512
+                "TBC@1024": 1.0, "TBC@2048": 1.0}
+    assert got == pytest.approx(expected, abs=1e-12)
+    kind, params = built.execute("select system_kind, system_params from run_manifest where embedder = 'outside'").fetchone()
+    assert kind == "imported" and '"order": "score descending' in params
 
 
 def test_document_level_metrics_equal_ranx(built):

@@ -26,6 +26,17 @@ Example (``experiments/cpu.yml``)::
     primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
     limit: null
 
+``retrievers`` (default ``[dense]``): the first-stage systems; ``[dense, bm25]`` also ranks every flat
+condition's texts with BM25 (:mod:`ingest.retrieval.bm25`), stored under the system name ``bm25`` in
+the ``embedder`` column, with its parameters in ``bm25:`` (``name``, ``k1`` 0.9, ``b`` 0.4, ``method``
+lucene, ``stopwords`` english, ``stemmer`` porter; recorded in ``run_manifest.system_params``).
+``contrasts`` may also declare contrasts between any two systems or conditions: a mapping
+``{name: dense-vs-bm25, treatment: A3@all-MiniLM-L6-v2, control: A3@bm25}`` (an arm is ``CONDITION`` or
+``CONDITION@SYSTEM``, the system a stored embedder name without or with its precision suffix, ``bm25``
+or an imported run's name; without ``@`` both arms are read in every cell), computed with the same
+document-clustered bootstrap as C1-C4 and Holm-adjusted within their own family (``declared``) per
+cell (dbt var ``declared_contrasts``).
+
 ``precision`` (top level, and per embedder / reranker to override it): ``auto`` (default: bf16 on a
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
 (:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
@@ -33,6 +44,7 @@ CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,6 +131,25 @@ class LLMSpec:
 
 
 @dataclass(frozen=True)
+class DeclaredContrast:
+    """A contrast the config declares beside the seed's: arms ``CONDITION`` or ``CONDITION@SYSTEM``."""
+
+    name: str
+    treatment: str
+    control: str
+
+    @staticmethod
+    def split(arm: str) -> tuple[str, str | None]:
+        condition, _, system = arm.partition("@")
+        return condition, system or None
+
+    def var(self) -> dict:
+        """The row of dbt var ``declared_contrasts``."""
+        (t, ts), (c, cs) = self.split(self.treatment), self.split(self.control)
+        return {"contrast": self.name, "treatment": t, "treatment_system": ts, "control": c, "control_system": cs}
+
+
+@dataclass(frozen=True)
 class PrimaryCell:
     metric: str
     embedder: str  # resolved to the strong embedder's name
@@ -147,6 +178,9 @@ class ExperimentConfig:
     limit: int | None
     source_file: Path
     precision: str = "auto"  # the default of every model; also the TextTiling inducer's paragraph vectors
+    retrievers: tuple[str, ...] = ("dense",)
+    bm25: Any = None  # ingest.retrieval.bm25.BM25Settings when "bm25" is among the retrievers
+    declared: tuple[DeclaredContrast, ...] = ()
 
     @property
     def strong_embedder(self) -> EmbedderSpec:
@@ -177,6 +211,7 @@ class ExperimentConfig:
             "bootstrap_b": self.bootstrap_b,
             "bootstrap_seed": self.bootstrap_seed,
             "k": self.k,
+            "declared_contrasts": [d.var() for d in self.declared],
         }
 
     def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
@@ -205,8 +240,9 @@ class ExperimentConfig:
 
 _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25",
 }
+RETRIEVERS = ("dense", "bm25")
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
 
 
@@ -408,13 +444,27 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     valid = known_conditions()
     for i, cond in enumerate(conditions):
         r.choice(cond, f"conditions[{i}]", valid)
-    contrasts = r.strings(raw["contrasts"], "contrasts")
+    if not isinstance(raw["contrasts"], list):
+        raise r.fail("contrasts", f"expected a list, got {type(raw['contrasts']).__name__}")
+    contrasts, declared = [], []
     defined = known_contrasts()
-    for i, con in enumerate(contrasts):
+    for i, con in enumerate(raw["contrasts"]):
+        if isinstance(con, dict):
+            declared.append(_declared(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)]))
+            continue
+        con = r.string(con, f"contrasts[{i}]")
         r.choice(con, f"contrasts[{i}]", sorted(defined))
         for arm in defined[con]:
             if arm not in conditions:
                 raise r.fail(f"contrasts[{i}]", f"{con} compares {' - '.join(defined[con])} but {arm} is not in conditions")
+        contrasts.append(con)
+
+    retrievers = r.strings(raw.get("retrievers", ["dense"]), "retrievers")
+    for i, name in enumerate(retrievers):
+        r.choice(name, f"retrievers[{i}]", RETRIEVERS)
+    if "dense" not in retrievers or len(set(retrievers)) != len(retrievers):
+        raise r.fail("retrievers", f"expected 'dense' and optionally 'bm25', each once, got {retrievers}")
+    bm25 = _bm25(r, raw.get("bm25"), "bm25" in retrievers)
 
     k = r.integer(raw.get("k", 50), "k", 1)
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
@@ -460,4 +510,47 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         limit=limit,
         source_file=file,
         precision=precision,
+        retrievers=tuple(retrievers),
+        bm25=bm25,
+        declared=tuple(declared),
     )
+
+
+def _declared(r: _Reader, raw: dict, key: str, conditions: list[str], taken: list[str]) -> DeclaredContrast:
+    """A declared contrast ``{name, treatment, control}``: arms ``CONDITION[@SYSTEM]`` over configured conditions."""
+    raw = r.mapping(raw, key, {"name", "treatment", "control"})
+    for req in ("name", "treatment", "control"):
+        if req not in raw:
+            raise r.fail(f"{key}.{req}", "required key missing")
+    name = r.string(raw["name"], f"{key}.name")
+    if name in taken:
+        raise r.fail(f"{key}.name", f"{name!r} is already a contrast's name")
+    arms = []
+    for side in ("treatment", "control"):
+        arm = r.string(raw[side], f"{key}.{side}")
+        condition, system = DeclaredContrast.split(arm)
+        r.choice(condition, f"{key}.{side}", conditions)
+        if system is not None and (not system.strip() or any(ch.isspace() for ch in system)):
+            raise r.fail(f"{key}.{side}", f"system {system!r}: expected CONDITION or CONDITION@SYSTEM")
+        arms.append(arm)
+    if arms[0] == arms[1]:
+        raise r.fail(key, f"treatment and control are the same arm {arms[0]!r}")
+    return DeclaredContrast(name, *arms)
+
+
+def _bm25(r: _Reader, raw: Any, wanted: bool):
+    """The ``bm25:`` settings (only with ``bm25`` among the retrievers)."""
+    from ingest.retrieval.bm25 import BM25Settings
+
+    if raw is not None and not wanted:
+        raise r.fail("bm25", "BM25 settings given but 'bm25' is not among the retrievers")
+    if not wanted:
+        return None
+    raw = r.mapping(raw or {}, "bm25", {f.name for f in dataclasses.fields(BM25Settings)})
+    for key in ("k1", "b"):
+        if key in raw and (isinstance(raw[key], bool) or not isinstance(raw[key], (int, float))):
+            raise r.fail(f"bm25.{key}", f"expected a number, got {raw[key]!r}")
+    try:
+        return BM25Settings(**{k: (float(v) if k in ("k1", "b") else v) for k, v in raw.items()})
+    except (TypeError, ValueError) as exc:
+        raise r.fail("bm25", str(exc)) from None

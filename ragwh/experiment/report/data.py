@@ -61,13 +61,18 @@ def metric_names(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
 
 
 def condition_means(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    """Rows of the ``condition_means`` mart with ``mean``, ``n`` and the normal-interval half-width
-    ``half_ci = 1.96 · sd / √n`` over queries."""
-    return fetch_rows(con, """
-        SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n,
-               1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS half_ci
-        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""") \
-        if relation_exists(con, "condition_means") else []
+    """Rows of the ``condition_means`` mart with ``mean``, ``n``, ``n_docs`` and the 95% document-clustered
+    bootstrap interval ``ci_low`` .. ``ci_high`` (a mart built before it had them: ``mean ± 1.96 · sd / √n``)."""
+    if not relation_exists(con, "condition_means"):
+        return []
+    has_ci = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'condition_means' "
+                         "AND column_name = 'ci_low'").fetchone()[0]
+    ci = ("ci_low, ci_high, n_docs" if has_ci else
+          "mean_value - 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_low, "
+          "mean_value + 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_high, NULL AS n_docs")
+    return fetch_rows(con, f"""
+        SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n, {ci}
+        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""")
 
 
 def primary_embedder_name(con: duckdb.DuckDBPyConnection, config: ExperimentConfig) -> str:
