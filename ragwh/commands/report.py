@@ -1,4 +1,6 @@
-"""``ragwh report`` (the HTML report) and ``ragwh export trec`` (TREC run + qrels of one run)."""
+"""``ragwh report`` (the HTML report), ``ragwh export trec`` (TREC run, qrels and graded coverage qrels of one
+run), ``ragwh export corpus`` (a condition's exact texts as a BEIR corpus) and ``ragwh export tables`` (the
+papers' tables as LaTeX / CSV / Markdown, and the report's figures as SVG / PDF)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -65,6 +67,34 @@ def export_trec_command(
         con.close()
     console.print(escape(f"run:   {result.run_file} ({result.run_lines} lines, {result.n_queries} queries)"))
     console.print(escape(f"qrels: {result.qrels_file} ({result.qrels_lines} lines)"))
+    if result.graded_file is not None:
+        console.print(escape(f"graded qrels (coverage gains x 10^12): {result.graded_file} ({result.graded_lines} lines)"))
+
+
+@export_app.command("corpus")
+def export_corpus_command(
+    condition: str = typer.Option(..., "--condition", help="condition whose texts to write (e.g. A3)"),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus (needed if the condition holds several)"),
+    out: Path = typer.Option(..., "--out", help="directory for corpus.jsonl, queries.jsonl, qrels/test.tsv"),
+    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
+) -> None:
+    """Write the exact texts a condition embeds (prefix + content, chunk ids as _id) as a BEIR corpus."""
+    from warehouse.db import connect
+    from ragwh.experiment.export import ExportError, export_corpus
+
+    console = Console()
+    con = connect(warehouse, read_only=True)
+    try:
+        result = export_corpus(con, condition, out, corpus=corpus)
+    except ExportError as exc:
+        console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
+    finally:
+        con.close()
+    console.print(escape(f"{result.directory}: {result.n_texts} texts of {result.corpus}/{result.condition}, "
+                         f"{result.n_queries} queries, {result.n_qrels} qrels lines"))
+    console.print(escape(f"a run over these ids comes back with: ragwh import run RUN --name NAME --condition "
+                         f"{result.condition} --corpus {result.corpus}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -70,3 +70,19 @@ def test_missing_run_lists_what_exists(small, tmp_path):
         export_trec(small, "A3", tmp_path)
     with pytest.raises(ExportError, match="level 'passage' unknown"):
         export_trec(small, "G3", tmp_path, level="passage")
+
+
+def test_graded_qrels_rescore_cov_ndcg_with_ranx(small, tmp_path):
+    """The chunk gains of coverage-nDCG (share of gold characters covered), as integer grades x 10^12: ranx's
+    linear-gain nDCG@10 on them equals cov-nDCG@10 computed by hand (disjoint chunks: the definitions coincide)."""
+    out = export_trec(small, "G3", tmp_path)
+    grades = {(q, d): int(g) for q, _, d, g in _lines(out.graded_file)}
+    # q1's span [100, 200): a|0 covers [100, 140) = 0.4, a|1 [140, 200) = 0.6, a|2 [190, 202) overlaps a|1 (the
+    # one overlapping pair of this fixture, so q1 is checked on grades only); q2's span [0, 50): b|0 covers all
+    assert grades == {("c/q1", "ch|c/a|0"): 400_000_000_000, ("c/q1", "ch|c/a|1"): 600_000_000_000,
+                      ("c/q1", "ch|c/a|2"): 100_000_000_000, ("c/q2", "ch|c/b|0"): 10 ** 12}
+    assert out.graded_lines == 4
+    qrels = Qrels.from_file(str(out.graded_file), kind="trec")
+    per_query = evaluate(qrels, Run.from_file(str(out.run_file), kind="trec"), "ndcg@10", return_mean=False)
+    # q2: a|3 (gain 0) then b|0 (gain 1): DCG = 1/log2(3), IDCG = 1
+    assert per_query[1] == pytest.approx(1 / math.log2(3), abs=1e-12)
