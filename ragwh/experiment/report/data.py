@@ -46,8 +46,11 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     rows = fetch_rows(con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast")
     for r in rows:
         seed = questions.get(r["contrast"], {})
-        r["question"] = seed.get("question", "")
-        r["arms"] = f"{seed.get('treatment', '?')} − {seed.get('control', '?')}"
+        r["question"] = seed.get("question", "") or ("declared" if r.get("family") == "declared" else "")
+        treatment, control = r.get("treatment") or seed.get("treatment", "?"), r.get("control") or seed.get("control", "?")
+        if r.get("control_embedder", r["embedder"]) != r["embedder"]:
+            treatment, control = f"{treatment}@{r['embedder']}", f"{control}@{r['control_embedder']}"
+        r["arms"] = f"{treatment} − {control}"
     return rows
 
 
