@@ -140,6 +140,10 @@ def _render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: di
 
     matplotlib.use("Agg")
     banner = f'<div class="banner">{html.escape(config.tiny_model_label)}</div>' if config.tiny_model_label else ""
+    if config.demo:
+        banner = ('<div class="banner">DEMO NUMBERS, NOT RESULTS. The bundled demo corpus (30 questions over 36 '
+                  "paragraphs written for this project) shows what the study produces; its numbers support no claim.</div>"
+                  + banner)
     corpora = ", ".join(f"{c.name} ({c.loader})" for c in config.corpora)
     meta = (f"<p class='meta'>Experiment <b>{html.escape(config.name)}</b> ({html.escape(config.description)}) · "
             f"corpora {html.escape(corpora)}" + (f", first {config.limit} questions" if config.limit else "")
