@@ -130,8 +130,11 @@ class BM25Index:
 
 def build_index(tokens: list[list[str]], settings: BM25Settings) -> BM25Index:
     """bm25s's eager scores of tokenized texts as a sparse text x term matrix."""
+    import logging
+
     import bm25s
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import: keep run logs to the point
     retriever = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
     retriever.index(tokens, show_progress=False)
     s = retriever.scores

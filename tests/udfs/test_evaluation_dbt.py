@@ -115,6 +115,30 @@ def test_an_imported_run_scores_to_hand_computed_values(built):
     assert kind == "imported" and '"order": "score descending' in params
 
 
+def test_graded_qrels_rescored_by_ranx_equal_cov_ndcg(built, tmp_path):
+    """`ragwh export trec`'s coverage gains, re-scored with ranx's nDCG@10, equal the mart's cov-nDCG@10 within 1e-9
+    (the chunks of a condition tile their document: the definitions coincide) for every query whose top 10 holds no
+    tied score (ranx orders ties its own way, the mart by the stored rank)."""
+    from ranx import Qrels, Run, evaluate
+
+    from ragwh.experiment.export import export_trec
+
+    out = export_trec(built, "G3", tmp_path, corpus="qasper", embedder="all-MiniLM-L6-v2")
+    qrels = Qrels.from_file(str(out.graded_file), kind="trec")
+    run = Run.from_file(str(out.run_file), kind="trec")
+    kept = sorted(set(qrels.keys()))
+    scores = evaluate(qrels, Run({q: dict(run[q]) for q in kept}), "ndcg@10", return_mean=False)
+    mart = dict(built.execute("""select query_id, value from query_metrics where corpus = 'qasper' and condition = 'G3'
+                                 and embedder = 'all-MiniLM-L6-v2' and reranker = 'none' and metric = 'cov-nDCG@10'""").fetchall())
+    assert set(kept) == set(mart)
+    tied = {q for (q,) in built.execute("""select query_id from runs where condition = 'G3' and corpus = 'qasper'
+        and embedder = 'all-MiniLM-L6-v2' and reranker = 'none' and rank <= 11 group by query_id
+        having count(distinct score) < count(*)""").fetchall()}
+    compared = [(q, s) for q, s in zip(kept, scores) if q not in tied]
+    assert len(compared) > 40
+    assert max(abs(s - mart[q]) for q, s in compared) < 1e-9
+
+
 def test_document_level_metrics_equal_ranx(built):
     from ranx import Qrels, Run, evaluate
 

@@ -44,7 +44,6 @@ CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp
 from __future__ import annotations
 
 import csv
-import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +53,7 @@ from typing import Any
 
 import yaml
 
+from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from warehouse.paths import PROJECT_ROOT
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
@@ -128,25 +128,6 @@ class LLMSpec:
         from ingest.llm.local_models import is_tiny_model
 
         return self.backend != "none" and is_tiny_model(self.model)
-
-
-@dataclass(frozen=True)
-class DeclaredContrast:
-    """A contrast the config declares beside the seed's: arms ``CONDITION`` or ``CONDITION@SYSTEM``."""
-
-    name: str
-    treatment: str
-    control: str
-
-    @staticmethod
-    def split(arm: str) -> tuple[str, str | None]:
-        condition, _, system = arm.partition("@")
-        return condition, system or None
-
-    def var(self) -> dict:
-        """The row of dbt var ``declared_contrasts``."""
-        (t, ts), (c, cs) = self.split(self.treatment), self.split(self.control)
-        return {"contrast": self.name, "treatment": t, "treatment_system": ts, "control": c, "control_system": cs}
 
 
 @dataclass(frozen=True)
@@ -242,7 +223,7 @@ _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
     "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25",
 }
-RETRIEVERS = ("dense", "bm25")
+
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
 
 
@@ -450,7 +431,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     defined = known_contrasts()
     for i, con in enumerate(raw["contrasts"]):
         if isinstance(con, dict):
-            declared.append(_declared(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)]))
+            declared.append(declared_contrast(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)]))
             continue
         con = r.string(con, f"contrasts[{i}]")
         r.choice(con, f"contrasts[{i}]", sorted(defined))
@@ -464,7 +445,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         r.choice(name, f"retrievers[{i}]", RETRIEVERS)
     if "dense" not in retrievers or len(set(retrievers)) != len(retrievers):
         raise r.fail("retrievers", f"expected 'dense' and optionally 'bm25', each once, got {retrievers}")
-    bm25 = _bm25(r, raw.get("bm25"), "bm25" in retrievers)
+    bm25 = bm25_settings(r, raw.get("bm25"), "bm25" in retrievers)
 
     k = r.integer(raw.get("k", 50), "k", 1)
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
@@ -515,42 +496,3 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         declared=tuple(declared),
     )
 
-
-def _declared(r: _Reader, raw: dict, key: str, conditions: list[str], taken: list[str]) -> DeclaredContrast:
-    """A declared contrast ``{name, treatment, control}``: arms ``CONDITION[@SYSTEM]`` over configured conditions."""
-    raw = r.mapping(raw, key, {"name", "treatment", "control"})
-    for req in ("name", "treatment", "control"):
-        if req not in raw:
-            raise r.fail(f"{key}.{req}", "required key missing")
-    name = r.string(raw["name"], f"{key}.name")
-    if name in taken:
-        raise r.fail(f"{key}.name", f"{name!r} is already a contrast's name")
-    arms = []
-    for side in ("treatment", "control"):
-        arm = r.string(raw[side], f"{key}.{side}")
-        condition, system = DeclaredContrast.split(arm)
-        r.choice(condition, f"{key}.{side}", conditions)
-        if system is not None and (not system.strip() or any(ch.isspace() for ch in system)):
-            raise r.fail(f"{key}.{side}", f"system {system!r}: expected CONDITION or CONDITION@SYSTEM")
-        arms.append(arm)
-    if arms[0] == arms[1]:
-        raise r.fail(key, f"treatment and control are the same arm {arms[0]!r}")
-    return DeclaredContrast(name, *arms)
-
-
-def _bm25(r: _Reader, raw: Any, wanted: bool):
-    """The ``bm25:`` settings (only with ``bm25`` among the retrievers)."""
-    from ingest.retrieval.bm25 import BM25Settings
-
-    if raw is not None and not wanted:
-        raise r.fail("bm25", "BM25 settings given but 'bm25' is not among the retrievers")
-    if not wanted:
-        return None
-    raw = r.mapping(raw or {}, "bm25", {f.name for f in dataclasses.fields(BM25Settings)})
-    for key in ("k1", "b"):
-        if key in raw and (isinstance(raw[key], bool) or not isinstance(raw[key], (int, float))):
-            raise r.fail(f"bm25.{key}", f"expected a number, got {raw[key]!r}")
-    try:
-        return BM25Settings(**{k: (float(v) if k in ("k1", "b") else v) for k, v in raw.items()})
-    except (TypeError, ValueError) as exc:
-        raise r.fail("bm25", str(exc)) from None
