@@ -40,6 +40,7 @@ class ChatServer:
                     action = server.plan.pop(0) if server.plan else None
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._answered = False
                 try:
                     if self.path != "/v1/chat/completions":
                         self._send(404, {"error": f"no route {self.path}"})
@@ -59,11 +60,19 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
-                    with server._lock:
+                    self._done()
+
+            def _done(self) -> None:
+                # a request stops counting as in flight before its answer is written: once the client has
+                # the answer it may send the next request at once, before this thread gets the CPU back
+                with server._lock:
+                    if not self._answered:
+                        self._answered = True
                         server.in_flight -= 1
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode("utf-8")
+                self._done()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
