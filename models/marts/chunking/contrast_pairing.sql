@@ -4,17 +4,8 @@
 -- Contrasts within one system (C1-C4, declared ones without two systems) are listed in every cell
 -- either arm has runs in (the other arm then shows 0); a declared contrast between two systems in the
 -- cells both systems have runs in (embedder = the treatment's system, control_embedder = the control's).
-with family as (
+with arms as (
     {{ contrast_arms() }}
-),
-
-arms as (
-    select *,
-        coalesce(treatment_system, control_system) as t_system,
-        coalesce(control_system, treatment_system) as c_system,
-        coalesce(treatment_system, control_system) is not distinct from coalesce(control_system, treatment_system)
-            as same_system
-    from family
 ),
 
 t as (

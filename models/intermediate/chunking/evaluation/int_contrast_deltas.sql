@@ -6,18 +6,8 @@
 -- control's (the same for C1-C4; a declared contrast between two systems differs). cluster_id is
 -- the resampling unit of the bootstrap: the query's document; queries without one (corpus-level BEIR
 -- queries) are their own cluster.
-with family as (
+with arms as (
     {{ contrast_arms() }}
-),
-
-arms as (
-    -- an arm without a system reads the other arm's; same_system: read both arms in one embedder
-    select *,
-        coalesce(treatment_system, control_system) as t_system,
-        coalesce(control_system, treatment_system) as c_system,
-        coalesce(treatment_system, control_system) is not distinct from coalesce(control_system, treatment_system)
-            as same_system
-    from family
 )
 
 select
