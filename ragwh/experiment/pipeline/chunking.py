@@ -59,6 +59,8 @@ STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
                "project) run through the CPU experiment. Point --config/--data at real data for results.")
 REPORTS_DIR = PROJECT_ROOT / "reports"
+#: the code a report is rendered by (its sections and the paper tables): part of the report stage's inputs
+REPORT_CODE = ("ragwh/experiment/report/*.py", "ragwh/experiment/tables/*.py")
 
 
 class PipelineError(RuntimeError):
@@ -409,7 +411,7 @@ class Pipeline:
             return f"wrote {self.report_path}"
 
         parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(Path(__file__).parent / "report", ("*.py",))]
+                 manifest.project_digest(PROJECT_ROOT, REPORT_CODE)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 
