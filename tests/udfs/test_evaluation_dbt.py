@@ -52,7 +52,7 @@ def built(tmp_path_factory):
     con = connect(wh)  # an outside system's TREC run over G3's chunk ids, ranks only (constant scores)
     run_file = tmp / "outside.run"
     run_file.write_text("".join(f"hand/q1 Q0 structural:gold|hand/d|{c} {r} 1.0 outside\n" for c, r in ((1, 3), (2, 1), (0, 2))))
-    import_run(con, run_file, "outside", "G3")
+    import_run(con, run_file, "outside", "G3", corpus="hand")
     con.close()
     run_dbt("build", wh, select="tag:evaluation", vars=VARS, extra=extra)
     con = connect(wh)  # same configuration as the connection dbt keeps open in this process
@@ -267,10 +267,14 @@ def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
 
 
 def test_exploratory_marts(built):
-    means = built.execute("""select mean_value from condition_means
-                             where condition = 'G3' and metric = 'R@50'""").fetchone()[0]
-    assert means == pytest.approx(built.execute(
-        "select avg(value) from query_metrics where condition = 'G3' and metric = 'R@50'").fetchone()[0])
+    means = built.execute("""select mean_value, ci_low, ci_high, n_docs from condition_means
+                             where corpus = 'qasper' and condition = 'G3' and metric = 'R@50'""").fetchone()
+    values = built.execute("""select value, doc_id from query_metrics where corpus = 'qasper' and condition = 'G3'
+                              and metric = 'R@50' order by doc_id, query_id""").fetchall()
+    assert means[0] == pytest.approx(np.mean([v for v, _ in values]))
+    ref = cluster_bootstrap([v for v, _ in values], [d for _, d in values], B, SEED)  # the contrasts' kernel, B, seed
+    assert (means[1], means[2], means[3]) == (pytest.approx(ref.ci_low, abs=1e-12), pytest.approx(ref.ci_high, abs=1e-12),
+                                               ref.n_clusters)
     dose = built.execute("select n_levels, n_queries, n_dropped, slope from dose_response where family = 'induced'").fetchone()
     per_query = built.execute("""
         select regr_slope(value, case condition when 'A2' then 0 when 'A3-d1' then 1 when 'A3-d2' then 2 else 3 end)
