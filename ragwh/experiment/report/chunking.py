@@ -35,8 +35,9 @@ def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[
             "their mean, a document-clustered bootstrap 95% CI and two-sided p "
             f"(B = {config.bootstrap_b:,}, seed {config.bootstrap_seed}; p = 0, no replicate on the far side of zero, "
             "is shown as < 1/B, and its Holm adjustment over m contrasts as < m/B), Holm-adjusted p across the contrast "
-            "family of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs; every other cell is "
-            "exploratory.")
+            "family of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs (its table is the study's "
+            "Table 1 as `ragwh export tables` writes it, showing the Holm p); every other cell is exploratory, and "
+            "contrasts an experiment declares (between systems or conditions) form their own Holm family.")
     missing = {k: v for k, v in not_run.items() if re.fullmatch(r"C\d+", k)}
     notes = "".join(f"<li>{html.escape(k)}: not run — {html.escape(v)}</li>" for k, v in sorted(missing.items()))
     notes = f"<ul class='notrun'>{notes}</ul>" if notes else ""
