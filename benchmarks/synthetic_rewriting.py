@@ -90,7 +90,8 @@ def _corpus(rng: np.random.Generator, scale: Scale, corpus: str, n_q: int) -> di
                           "topic_bucket": pa.nulls(n_docs, pa.string()), "split": ["train"] * n_docs,
                           "source_file": ["synthetic"] * n_docs})
     queries = pa.table({"query_id": q_ids, "doc_id": pa.nulls(n_q, pa.string()), "corpus": [corpus] * n_q,
-                        "text": [f"synthetic question {i}" for i in range(n_q)], "query_type": ["bridge"] * n_q})
+                        "text": [f"synthetic question {i}" for i in range(n_q)],
+                        "query_type": np.where(np.arange(n_q) % 3 == 0, "comparison", "bridge").astype(object)})
     qr_q, qr_j = np.nonzero(relevant)
     qrels = pa.table({"query_id": q_ids[qr_q], "doc_id": doc_ids[cand[qr_q, qr_j]], "relevance": np.ones(len(qr_q), np.int32)})
     runs, text_runs, rewrites, calls, lists = [], [], [], [], {}

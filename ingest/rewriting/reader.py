@@ -1,4 +1,4 @@
-"""The reader stage (point 8): one short extractive answer per reader input group of one corpus and stack.
+"""The reader stage: one answer per reader input group of one corpus and stack (arXiv 2609.05637's answer quality).
 
 :func:`reader_stage` for corpus ``c``, embedder ``e`` and reranker ``r`` (``'none'`` when cosine-only):
 
@@ -8,7 +8,10 @@
    query): ``S1`` (helper and tau NULL), ``always-merge`` per helper (tau NULL), ``router`` per helper and
    tau; its rows are its top ``top_k`` documents in rank order. Each document's text comes back once (at
    its first row; the view's ``passage`` is NOT NULL, so NULL means "seen before"), not once per group.
-2. prompt: ``ingest/llm/prompts/reader_answer.v<N>.txt`` (``$query``, ``$passages``), one user message;
+2. prompt, by ``mode``: ``short`` (HotpotQA, AmbigNQ: gold answers of a few words)
+   ``ingest/llm/prompts/reader_answer.v1.txt`` ("a few words, no sentence"); ``long`` (EnterpriseRAG-Bench:
+   gold answers are sentences, so EM is ~0 and token F1 is the measure) ``reader_answer_long.v1.txt``
+   ("written out in full sentences"); ``$query`` and ``$passages``, one user message;
    ``$passages`` are the group's documents in rank order, ``[i] <documents.text>`` (title, blank line,
    body; stripped), separated by a blank line. Fit: when the backend knows its context window
    (:mod:`ingest.llm.fit`), a prompt whose passages plus ``max_tokens`` do not fit shows the first ``k``
@@ -21,8 +24,9 @@
    with one call: the router's lists repeat S1's or always-merge's, and a list repeated under several
    seeds (S1 does not depend on the seed) is read once. ``item_id`` is
    ``<query_id>|reader|<setting>|<helper>|<tau>|<seed>`` (``-`` for a NULL helper or tau).
-4. post-processing (:func:`clean_answer`): strip; the first line that is non-empty once stripped and rid
-   of a leading ``Answer:`` label (any case) is the answer. An answer left empty is stored as ``''``
+4. post-processing: ``short`` (:func:`clean_answer`): strip; the first line that is non-empty once stripped
+   and rid of a leading ``Answer:`` label (any case) is the answer; ``long`` (:func:`clean_long_answer`): the
+   whole reply with that label removed, its lines joined by one space (whitespace collapsed). An answer left empty is stored as ``''``
    (``reader_answers.answer`` is NOT NULL; it scores 0) and counted, never dropped. An answer cut at
    ``max_tokens`` is kept as it is (its first line) and counted.
 5. write: ``reader_answers`` (one row per group: the view's ``top_k``, the cleaned answer,
@@ -52,7 +56,10 @@ from ingest.llm.fit import fit_count
 from ingest.rewriting.index import RewriteError
 from warehouse.db import replace_where, transaction
 
-PROMPT = "reader_answer"
+#: reader mode -> (prompt name, the answer's post-processing); the prompts are versioned files
+PROMPTS = {"short": "reader_answer", "long": "reader_answer_long"}
+#: the answer's token bound per mode when none is given (a sentence-long answer needs room)
+MAX_TOKENS = {"short": 32, "long": 256}
 VIEW = "rewrite_reader_inputs"
 FUNNEL_REASONS = ("groups", "distinct_prompts", "llm_calls", "llm_cached", "empty_answer", "cut", "shortened")
 _LABEL = re.compile(r"^answer\s*:\s*", re.IGNORECASE)
@@ -67,6 +74,14 @@ def clean_answer(text: str) -> str:
         if line:
             return line
     return ""
+
+
+def clean_long_answer(text: str) -> str:
+    """The whole of ``text`` as one line: a leading ``Answer:`` label removed, whitespace runs collapsed."""
+    return " ".join(_LABEL.sub("", text.strip()).split())
+
+
+CLEAN = {"short": clean_answer, "long": clean_long_answer}
 
 
 def reader_messages(prompt: Prompt, query: str, passages: Sequence[str]) -> tuple[dict, ...]:
@@ -130,15 +145,20 @@ def _read(con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: 
 
 
 def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | None, *, embedder: str, reranker: str,
-                 max_tokens: int = 32, show_progress: bool = True) -> dict:
+                 mode: str = "short", max_tokens: int | None = None, show_progress: bool = True) -> dict:
     """Answer every reader input group of the cell (``corpus``, ``embedder``, ``reranker``) and write
     ``reader_answers`` (module doc); returns the funnel counts and seconds per step.
 
+    ``mode``: ``short`` | ``long`` (module doc); ``max_tokens``: the answer's bound (None: 32 short, 256 long).
     ``show_progress`` draws a bar while the prompts are built (and fitted to the window); the LLM calls'
     bar is the cache's own (``LLMCache(progress=...)``)."""
     if llm is None:
         raise RewriteError("the reader stage needs an LLM and none is configured (llm.backend: none): "
                            "configure one in the experiment's llm section")
+    if mode not in PROMPTS:
+        raise ValueError(f"reader mode must be one of {', '.join(PROMPTS)}, got {mode!r}")
+    if max_tokens is None:
+        max_tokens = MAX_TOKENS[mode]
     if max_tokens < 1:
         raise ValueError(f"max_tokens (the reader answer's length bound) must be >= 1, got {max_tokens}")
     seconds: dict[str, float] = {}
@@ -147,7 +167,7 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
     seconds["read"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    prompt = load_prompt(PROMPT)
+    prompt = load_prompt(PROMPTS[mode])
     sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=llm.seed)
     built: dict[tuple[str, tuple[str, ...]], tuple[tuple[dict, ...], bool, str]] = {}
     requests, keys, shortened = [], [], 0
@@ -169,7 +189,7 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
     t0 = time.perf_counter()
     calls0 = llm.calls
     completions = llm.complete(requests, label=f"reader [{corpus}]")
-    answers = [clean_answer(c.text) for c in completions]
+    answers = [CLEAN[mode](c.text) for c in completions]
     seconds["llm"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -191,4 +211,5 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
                       [corpus, embedder, reranker], table)
         replace_where(con, "funnel", "corpus = ? AND stage = ?", [corpus, stage], funnel)
     seconds["write"] = time.perf_counter() - t0
-    return {"corpus": corpus, "embedder": embedder, "reranker": reranker, **counts, "seconds": seconds}
+    return {"corpus": corpus, "embedder": embedder, "reranker": reranker, "mode": mode, "prompt": prompt.key, **counts,
+            "seconds": seconds}

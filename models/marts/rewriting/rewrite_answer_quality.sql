@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 8: answer quality of the reader per setting, as paired contrasts over queries, per cell x
+-- Answer quality of the reader per setting, as paired contrasts over queries, per cell x
 -- helper x tau x metric (EM, F1) x split. Keys: every (helper, tau) the reader answered as 'router',
 -- and every helper it answered as 'always-merge' (tau NULL: that key has only the always-merge - S1
 -- contrast). Arms: setting 'S1' (the baseline's list), 'always-merge' (same helper), 'router' (same
@@ -7,6 +7,8 @@
 --   split        all | triggered | untriggered: the router's expansion (baseline top-1 score < tau) of
 --                the (query, seed); router keys only for the last two (a pair without a baseline
 --                ranking to gate on is in 'all' only)
+--   paper_tau    the key's tau is the paper's (rule same_dataset of int_rewrite_router_tau_fits): the paper's
+--                answer-quality table (router vs S1, triggered / untriggered)
 --   mean_*       3-seed means over the paired answers; delta = mean over queries of the query's mean
 --                over its paired seeds of (treatment - control); ci / p: paired bootstrap over queries (the study's B and seed)
 with s as (
@@ -92,8 +94,7 @@ means as (
 
 boot as (
     select corpus, embedder, reranker, helper, tau, contrast, metric, split,
-        paired_bootstrap(list(d order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
+        {{ rewriting_bootstrap("list(d order by query_id)") }} as b
     from (
         select corpus, embedder, reranker, helper, tau, contrast, metric, split, query_id,
             avg(t_value - c_value order by t_value - c_value) as d
@@ -121,8 +122,11 @@ select
     b.b.estimate::double as delta,
     b.b.ci_low::double as ci_low,
     b.b.ci_high::double as ci_high,
-    b.b.p_value::double as p_value
+    b.b.p_value::double as p_value,
+    coalesce(m.tau = f.tau, false)::boolean as paper_tau
 from means as m
 inner join boot as b
     on b.corpus = m.corpus and b.embedder = m.embedder and b.reranker = m.reranker and b.helper = m.helper
     and b.tau is not distinct from m.tau and b.contrast = m.contrast and b.metric = m.metric and b.split = m.split
+left join {{ ref('int_rewrite_router_tau_fits') }} as f
+    on f.corpus = m.corpus and f.embedder = m.embedder and f.reranker = m.reranker and f.rule = 'same_dataset'

@@ -1,122 +1,171 @@
 {{ config(tags=['rewriting']) }}
--- Point 6, budget-matched baselines: does more retrieval budget for the baseline explain what the
--- ensembles gain? Per cell x metric, for every control strategy of the seed (kind 'control':
--- S1-pool100, a 5x rerank pool; S1-ann4, four seeded ANN indexes unioned), against the baseline and
--- the cell's best ensemble (rewrite_ensembles.is_best):
---   gain_ensemble  = best ensemble mean - baseline mean (3-seed means over the complete groups)
---   gain_control   = mean over paired queries of (control - baseline) (rewrite_baseline_deltas); ci / p by
---                    the paired bootstrap over queries (the study's B and seed)
---   share_captured = gain_control / gain_ensemble
--- The control runs come from another stage: a cell without them gets a row per control and metric
--- with status 'not_run' and the reason, never an empty mart. status: ok | not_run | no_ensemble
--- (no ensemble of two or more solo strategies over complete groups) | no_ensemble_gain
--- (gain_ensemble <= 0: no share to capture).
+-- Budget-matched baselines: does more retrieval budget for the baseline explain what the ensembles
+-- gain? Per cell x scope x control x metric, for every control strategy of the seed (kind 'control':
+-- S1-pool100, a 5x rerank pool; S1-ann4, four HNSW graphs unioned), the paper's "share of gain
+-- captured": the control's gain over the baseline divided by the gain of the reference ensemble (var
+-- rewriting_reference_ensemble, S1+S3+S4+HyDE; rule max, the paper's score merge), both on the SAME
+-- (query, seed) pairs: complete groups (every solo strategy scored) where the control is scored too.
+-- Scopes as rewrite_ensembles: 'pooled' (every seed, seed NULL) and 'seed' (var rewriting_ensemble_seed).
+--   *_value         = mean over seeds of the seed's mean over those pairs (baseline, control, reference)
+--   gain_control    = mean over queries of the query's mean over seeds of (control - baseline); ci / p
+--                     by the paired bootstrap over queries (the study's B and seed)
+--   gain_reference  = the same for (reference - baseline), with its CI
+--   share_captured  = gain_control / gain_reference, only when gain_reference > 0
+-- status: ok | not_run (no scored ranking of the control in the cell: the control runs come from
+-- another stage) | no_reference (some member of the reference ensemble has no runs in the cell, or no
+-- complete group has the control) | no_reference_gain (the reference does not beat the baseline: no
+-- share). Every (cell, scope, control, metric) gets a row; reason says why a share is missing.
 with controls as (
     select strategy as control from {{ ref('rewrite_strategies') }} where kind = 'control'
 ),
 
-baseline as (
-    select m.corpus, m.embedder, m.reranker, m.metric, avg(m.seed_mean order by m.seed_mean) as mean_value
-    from (
-        select q.corpus, q.embedder, q.reranker, q.metric, q.seed, avg(q.value order by q.value) as seed_mean
-        from {{ ref('rewrite_query_metrics') }} as q
-        inner join {{ ref('int_rewrite_groups') }} as g
-            on g.corpus = q.corpus and g.embedder = q.embedder and g.reranker = q.reranker
-            and g.seed = q.seed and g.query_id = q.query_id and g.complete
-        where q.strategy = '{{ var("rewriting_baseline") }}'
-        group by all
-    ) as m
-    group by all
+reference as (
+    select subset_mask, label from {{ ref('int_rewrite_subsets') }} where reference
+),
+
+scopes as (
+    select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
+    union all
+    select g.*, 1 from {{ ref('int_rewrite_groups') }} as g
+    where g.complete and g.seed = {{ var('rewriting_ensemble_seed') }}
 ),
 
 cells as (
-    select distinct corpus, embedder, reranker, metric
-    from {{ ref('rewrite_query_metrics') }}
-    where strategy = '{{ var("rewriting_baseline") }}'
+    select distinct q.corpus, q.embedder, q.reranker, q.metric, s.scope
+    from {{ ref('rewrite_query_metrics') }} as q
+    cross join (select 0 as scope union all select 1) as s
+    where q.strategy = '{{ var("rewriting_baseline") }}'
 ),
 
-control_means as (
-    select corpus, embedder, reranker, strategy, metric, avg(seed_mean order by seed_mean) as mean_value, count(*) as n_seeds
+ran as (
+    select distinct corpus, embedder, reranker, strategy as control
+    from {{ ref('rewrite_query_metrics') }}
+    where kind = 'control'
+),
+
+reference_values as (
+    -- the reference ensemble's metrics per complete group (absent when the cell lacks one of its members)
+    select group_id, metric, value
     from (
-        select corpus, embedder, reranker, strategy, metric, seed, avg(value order by value) as seed_mean
-        from {{ ref('rewrite_query_metrics') }}
-        where kind = 'control'
+        select e.group_id, e.hit as "HIT@10", e.recall as "R@10", e.ndcg as "nDCG@10", e.mrr as "MRR@10"
+        from {{ ref('int_rewrite_ensemble_scores') }} as e
+        inner join reference as r on r.subset_mask = e.subset_mask
+        where e.rule::varchar = 'max'
+    ) unpivot (value for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))
+),
+
+pairs as (
+    -- one row per (scope, cell, control, seed, query, metric) on which the share is computed
+    select s.scope, s.corpus, s.embedder, s.reranker, c.strategy as control, s.seed, s.query_id, c.metric,
+        c.value as control_value, b.value as baseline_value, rv.value as reference_value
+    from scopes as s
+    inner join {{ ref('rewrite_query_metrics') }} as c
+        on c.kind = 'control' and c.corpus = s.corpus and c.embedder = s.embedder and c.reranker = s.reranker
+        and c.seed = s.seed and c.query_id = s.query_id
+    inner join {{ ref('rewrite_query_metrics') }} as b
+        on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = s.corpus and b.embedder = s.embedder
+        and b.reranker = s.reranker and b.seed = s.seed and b.query_id = s.query_id and b.metric = c.metric
+    left join reference_values as rv on rv.group_id = s.group_id and rv.metric = c.metric
+),
+
+means as (
+    select scope, corpus, embedder, reranker, control, metric, count(*) as n_seeds,
+        avg(b order by b) as baseline_value, avg(c order by c) as control_value, avg(r order by r) as reference_value
+    from (
+        select scope, corpus, embedder, reranker, control, metric, seed, avg(baseline_value order by baseline_value) as b,
+            avg(control_value order by control_value) as c, avg(reference_value order by reference_value) as r
+        from pairs
         group by all
     )
     group by all
 ),
 
-control_boot as (
-    select corpus, embedder, reranker, strategy, metric,
-        paired_bootstrap(list(delta order by query_id), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as b
-    from {{ ref('rewrite_baseline_deltas') }}
-    where kind = 'control'
+per_query as (
+    select scope, corpus, embedder, reranker, control, metric, query_id,
+        avg(control_value - baseline_value order by control_value - baseline_value) as d_control,
+        avg(reference_value - baseline_value order by reference_value - baseline_value) as d_reference
+    from pairs
     group by all
 ),
 
-best as (
-    select corpus, embedder, reranker, metric, rule, subset, mean_value
-    from {{ ref('rewrite_ensembles') }}
-    where is_best
+control_boot as (
+    select scope, corpus, embedder, reranker, control, metric,
+        {{ rewriting_bootstrap("list(d_control order by query_id)") }} as b
+    from per_query
+    group by all
+),
+
+reference_boot as (
+    select scope, corpus, embedder, reranker, control, metric,
+        {{ rewriting_bootstrap("list(d_reference order by query_id)") }} as b
+    from per_query
+    where d_reference is not null
+    group by all
 ),
 
 joined as (
-    select
-        c.corpus, c.embedder, c.reranker, k.control, c.metric,
-        bl.mean_value as baseline_value,
-        cm.mean_value as control_value,
-        cm.n_seeds,
-        cb.b as b,
-        be.rule as ensemble_rule,
-        be.subset as ensemble_subset,
-        be.mean_value as ensemble_value,
-        be.mean_value - bl.mean_value as gain_ensemble
+    select c.scope, c.corpus, c.embedder, c.reranker, k.control, c.metric,
+        m.n_seeds, m.baseline_value, m.control_value, m.reference_value, cb.b as cb, rb.b as rb,
+        ran.control is not null as control_ran
     from cells as c
     cross join controls as k
-    left join baseline as bl
-        on bl.corpus = c.corpus and bl.embedder = c.embedder and bl.reranker = c.reranker and bl.metric = c.metric
-    left join control_means as cm
-        on cm.corpus = c.corpus and cm.embedder = c.embedder and cm.reranker = c.reranker
-        and cm.strategy = k.control and cm.metric = c.metric
+    left join ran
+        on ran.corpus = c.corpus and ran.embedder = c.embedder and ran.reranker = c.reranker and ran.control = k.control
+    left join means as m
+        on m.scope = c.scope and m.corpus = c.corpus and m.embedder = c.embedder and m.reranker = c.reranker
+        and m.control = k.control and m.metric = c.metric
     left join control_boot as cb
-        on cb.corpus = c.corpus and cb.embedder = c.embedder and cb.reranker = c.reranker
-        and cb.strategy = k.control and cb.metric = c.metric
-    left join best as be
-        on be.corpus = c.corpus and be.embedder = c.embedder and be.reranker = c.reranker and be.metric = c.metric
+        on cb.scope = c.scope and cb.corpus = c.corpus and cb.embedder = c.embedder and cb.reranker = c.reranker
+        and cb.control = k.control and cb.metric = c.metric
+    left join reference_boot as rb
+        on rb.scope = c.scope and rb.corpus = c.corpus and rb.embedder = c.embedder and rb.reranker = c.reranker
+        and rb.control = k.control and rb.metric = c.metric
+),
+
+labelled as (
+    select j.*, r.label as reference_subset,
+        case
+            when not j.control_ran then 'not_run'
+            when j.rb is null then 'no_reference'
+            when j.rb.estimate <= 0 then 'no_reference_gain'
+            else 'ok'
+        end as status
+    from joined as j
+    left join reference as r on true
 )
 
 select
     corpus::varchar as corpus,
     embedder::varchar as embedder,
     reranker::varchar as reranker,
+    (case when scope = 1 then 'seed' else 'pooled' end)::varchar as scope,
+    (case when scope = 1 then {{ var('rewriting_ensemble_seed') }} end)::integer as seed,
     control::varchar as control,
     metric::varchar as metric,
-    (case
-        when control_value is null then 'not_run'
-        when ensemble_value is null then 'no_ensemble'
-        when gain_ensemble <= 0 then 'no_ensemble_gain'
-        else 'ok'
-    end)::varchar as status,
-    (case
-        when control_value is null then 'rewrite_runs has no scored ranking of strategy ' || control
+    status::varchar as status,
+    (case status
+        when 'not_run' then 'rewrite_runs has no scored ranking of strategy ' || control
             || ' in this cell: the budget-control runs (' || control || ') have not been produced yet'
-        when ensemble_value is null then 'no ensemble of two or more solo strategies in this cell (fewer than two '
-            || 'solo strategies have scored rankings, or no (query, seed) has all of them)'
-        when gain_ensemble <= 0 then 'the best ensemble does not beat the baseline, so there is no gain to share'
+        when 'no_reference' then 'no reference ensemble ' || coalesce(reference_subset, '(var rewriting_reference_ensemble)')
+            || ' on these queries: a member has no runs in this cell, or no complete group of '
+            || (case when scope = 1 then 'seed ' || {{ var('rewriting_ensemble_seed') }} || ' ' else '' end)
+            || 'has a scored ' || control || ' ranking'
+        when 'no_reference_gain' then 'the reference ensemble ' || reference_subset || ' does not beat '
+            || '{{ var("rewriting_baseline") }}' || ' on these queries (gain ' || round(rb.estimate, 4)
+            || ' <= 0): there is no gain to share'
     end)::varchar as reason,
     n_seeds::integer as n_seeds,
-    b.n::bigint as n_queries,
+    cb.n::bigint as n_queries,
     baseline_value::double as baseline_value,
     control_value::double as control_value,
-    ensemble_rule::varchar as ensemble_rule,
-    ensemble_subset::varchar as ensemble_subset,
-    ensemble_value::double as ensemble_value,
-    gain_ensemble::double as gain_ensemble,
-    b.estimate::double as gain_control,
-    b.ci_low::double as ci_low,
-    b.ci_high::double as ci_high,
-    b.p_value::double as p_value,
-    (case when control_value is not null and gain_ensemble > 0 then b.estimate / gain_ensemble end)::double
-        as share_captured
-from joined
+    reference_subset::varchar as reference_subset,
+    reference_value::double as reference_value,
+    cb.estimate::double as gain_control,
+    cb.ci_low::double as ci_low,
+    cb.ci_high::double as ci_high,
+    cb.p_value::double as p_value,
+    rb.estimate::double as gain_reference,
+    rb.ci_low::double as gain_reference_ci_low,
+    rb.ci_high::double as gain_reference_ci_high,
+    (case when status = 'ok' then cb.estimate / rb.estimate end)::double as share_captured
+from labelled

@@ -60,10 +60,8 @@ per_query as (
 
 boot as (
     select corpus, embedder, reranker, helper, tau, metric,
-        paired_bootstrap(list(d_baseline order by query_key), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as vb,
-        paired_bootstrap(list(d_merge order by query_key), {{ var('rewriting_bootstrap_b') }},
-                         {{ var('rewriting_bootstrap_seed') }}) as vm
+        {{ rewriting_bootstrap("list(d_baseline order by query_key)") }} as vb,
+        {{ rewriting_bootstrap("list(d_merge order by query_key)") }} as vm
     from per_query
     group by all
 )

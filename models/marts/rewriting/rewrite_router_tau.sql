@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 7, choosing tau: the paper's rule, tau = (mean top-1 score of the (query, seed) pairs the
+-- Choosing tau: the paper's rule, tau = (mean top-1 score of the (query, seed) pairs the
 -- baseline hits + mean of those it misses) / 2 (HIT@10 at rank 10), fitted three ways, each applied to
 -- the cell's queries and compared with the best tau of the sweep grid:
 --   same_dataset  fitted on the cell's own queries (in-sample: the paper's)
@@ -12,43 +12,8 @@
 --   best_grid_tau / best_grid_value: the sweep's tau with the highest router_value (ties: the lower tau)
 --   gap = router_value - best_grid_value (what choosing by the rule loses against the best grid tau
 --         chosen with hindsight; positive when the rule's tau beats every grid tau)
-with base as (
-    select distinct corpus, embedder, reranker, seed, query_id, fold, top1_score, baseline_value as hit
-    from {{ ref('int_rewrite_router_queries') }}
-    where metric = 'HIT@10'
-),
-
-fits as (
-    select corpus, embedder, reranker,
-        avg(top1_score order by top1_score) filter (where hit = 1) as hit_mean, avg(top1_score order by top1_score) filter (where hit = 0) as miss_mean
-    from base
-    group by all
-),
-
-folds as (
-    select distinct corpus, embedder, reranker, fold from base
-),
-
-fold_fits as (
-    select f.corpus, f.embedder, f.reranker, f.fold,
-        avg(b.top1_score order by b.top1_score) filter (where b.hit = 1) as hit_mean, avg(b.top1_score order by b.top1_score) filter (where b.hit = 0) as miss_mean
-    from folds as f
-    inner join base as b
-        on b.corpus = f.corpus and b.embedder = f.embedder and b.reranker = f.reranker and b.fold <> f.fold
-    group by all
-),
-
-choices as (
-    select corpus, embedder, reranker, 'same_dataset' as rule, corpus as source, null::integer as fold,
-        (hit_mean + miss_mean) / 2 as tau
-    from fits
-    union all
-    select t.corpus, t.embedder, t.reranker, 'transfer', s.corpus, null::integer, (s.hit_mean + s.miss_mean) / 2
-    from fits as t
-    inner join fits as s on s.embedder = t.embedder and s.reranker = t.reranker and s.corpus <> t.corpus
-    union all
-    select corpus, embedder, reranker, 'cross_fit', corpus, fold, (hit_mean + miss_mean) / 2
-    from fold_fits
+with choices as (
+    select * from {{ ref('int_rewrite_router_tau_fits') }}
 ),
 
 choice_taus as (

@@ -36,7 +36,7 @@ pairs as (
 ),
 
 boot as (
-    select *, paired_bootstrap(deltas, {{ var('rewriting_bootstrap_b') }}, {{ var('rewriting_bootstrap_seed') }}) as b
+    select *, {{ rewriting_bootstrap("deltas") }} as b
     from pairs
 ),
 

@@ -39,7 +39,12 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       router_taus: [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
       router_taus_cosine: [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
       router_folds: 5
-    reader: {helpers: [Q2D], top_k: 5, max_tokens: 32}   # or `reader: none`; none without an LLM
+      ensemble_seed: 42              # the seed-42 post-hoc scope of the ensembles and the oracle
+      predeclared_subsets: [[S1, Q2D], [S1, HyDE, Q2D], [S1, S3, S4, HyDE], [S1, S3, S4, HyDE, Q2D], [HyDE, Q2D]]
+      reference_ensemble: [S1, S3, S4, HyDE]   # the budget controls' share is of its gain over S1
+    reader: {helpers: [Q2D], top_k: 5, mode: short, sample: 200, seeds: [42]}   # or `reader: none`; none without an LLM
+
+``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 
 ``demo: true`` reads the corpus sources from the package's demo data (``experiments/demo-rewriting.yml``:
 ``demo-rewriting.hotpot.json``, 30 questions written for this project) instead of ``--data``.
@@ -70,6 +75,16 @@ from ragwh.experiment.config.chunking import (
     load_config,
     yaml_where,
 )
+from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-exported: the config's public names)
+    ANALYSIS_VARS,
+    DEFAULT_BASELINE,
+    DEFAULT_ENSEMBLE_SEED,
+    DEFAULT_RESCUE_SEED,
+    RAW_METRICS,
+    ReaderSpec,
+    parse_analysis,
+    parse_reader,
+)
 
 LOADERS = ("hotpotqa", "beir", "enterprise_rag", "ambignq")
 #: corpus option naming a second input path (relative to the data directory) per loader
@@ -83,24 +98,6 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
 
 _TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader"}
-#: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
-ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
-                 "bootstrap_seed": "rewriting_bootstrap_seed", "primary_metric": "rewriting_primary_metric",
-                 "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
-                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds"}
-RAW_METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
-#: dbt_project.yml's defaults of the two vars whose value must name a configured strategy / seed
-DEFAULT_BASELINE, DEFAULT_RESCUE_SEED = "S1", 42
-
-
-@dataclasses.dataclass(frozen=True)
-class ReaderSpec:
-    """The reader LLM of point 8 (``reader:``): which helpers' always-merge and router lists it reads
-    (dbt var ``reader_helpers``), how many passages (``reader_top_k``, 1..10) and ``max_tokens`` per answer."""
-
-    helpers: tuple[str, ...] = ("Q2D",)
-    top_k: int = 5
-    max_tokens: int = 32
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann"}
 
@@ -123,9 +120,12 @@ class RewritingConfig:
 
     def dbt_vars(self) -> dict[str, Any]:
         """The dbt vars of the rewriting marts this experiment sets (the others keep dbt_project.yml's)."""
-        out = {ANALYSIS_VARS[k]: (list(v) if isinstance(v, tuple) else v) for k, v in self.analysis}
+        def plain(v: Any) -> Any:  # tuples (nested: subsets) as lists, as dbt reads them from JSON
+            return [plain(x) for x in v] if isinstance(v, tuple) else v
+
+        out = {ANALYSIS_VARS[k]: plain(v) for k, v in self.analysis}
         if self.reader is not None:
-            out.update(reader_helpers=list(self.reader.helpers), reader_top_k=self.reader.top_k)
+            out.update(self.reader.dbt_vars())
         return out
 
     def precision_of(self, model: str) -> str:
@@ -217,68 +217,15 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
                      f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
                      "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
     precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
-    analysis = _analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
-    reader = _reader(r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE))
+    analysis = parse_analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
+    reader = parse_reader(r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE),
+                          corpora)
     demo = raw.get("demo", False)
     if not isinstance(demo, bool):
         raise r.fail("demo", f"expected true/false, got {demo!r}")
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
                            reranker, llm, limit, settings, file, demo=demo, precision=precision, analysis=analysis,
                            reader=reader)
-
-
-def _analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tuple[str, Any], ...]:
-    """The ``analysis:`` overrides, validated (keys: :data:`ANALYSIS_VARS`). The baseline (default S1)
-    must be a configured solo strategy; the rescue seed (default 42) a configured seed: without 42 among
-    the seeds and no ``rescue_seed``, the first seed is used (and passed to dbt)."""
-    out: dict[str, Any] = {}
-    for key in ("bootstrap_b", "rrf_k", "router_folds"):
-        if key in raw:
-            out[key] = r.integer(raw[key], f"analysis.{key}", 2 if key == "router_folds" else 1)
-    for key in ("bootstrap_seed", "rescue_seed"):
-        if key in raw:
-            out[key] = r.integer(raw[key], f"analysis.{key}", 0)
-    if "rescue_seed" in out and out["rescue_seed"] not in settings.seeds:
-        raise r.fail("analysis.rescue_seed", f"{out['rescue_seed']} is not one of rewriting.seeds {list(settings.seeds)}")
-    if "rescue_seed" not in out and DEFAULT_RESCUE_SEED not in settings.seeds:
-        out["rescue_seed"] = settings.seeds[0]
-    known = load_strategies()
-    solo = [s for s in settings.strategies if known[s].kind == "solo"]
-    if "baseline" in raw:
-        out["baseline"] = r.choice(raw["baseline"], "analysis.baseline", solo)
-    elif DEFAULT_BASELINE not in settings.strategies:
-        raise r.fail("analysis.baseline", f"the default baseline {DEFAULT_BASELINE} is not among rewriting.strategies: "
-                                          f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})")
-    if "primary_metric" in raw:
-        out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
-    for key in ("router_taus", "router_taus_cosine"):
-        if key in raw:
-            taus = raw[key]
-            if not (isinstance(taus, list) and taus and all(isinstance(t, (int, float)) and not isinstance(t, bool)
-                                                            and -1.0 <= t <= 1.0 for t in taus)):
-                raise r.fail(f"analysis.{key}", f"expected a non-empty list of numbers in [-1, 1], got {taus!r}")
-            out[key] = tuple(float(t) for t in taus)
-    return tuple(sorted(out.items()))
-
-
-def _reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, baseline: str) -> ReaderSpec | None:
-    """``reader:`` (a mapping, or ``none``); no reader without an LLM or without a helper to merge. A
-    helper is a configured solo strategy other than the baseline."""
-    if raw in (None, "none") or llm.backend == "none":
-        return None
-    raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens"})
-    defaults = ReaderSpec()
-    known = load_strategies()
-    allowed = [s for s in settings.strategies if known[s].kind == "solo" and s != baseline]
-    helpers = tuple(r.choice(h, f"reader.helpers[{i}]", allowed)
-                    for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))) if "helpers" in raw \
-        else tuple(h for h in defaults.helpers if h in allowed)
-    if not helpers:
-        return None
-    top_k = r.integer(raw.get("top_k", defaults.top_k), "reader.top_k", 1)
-    if top_k > 10:
-        raise r.fail("reader.top_k", f"expected at most 10 (the merged lists the reader reads keep 10), got {top_k}")
-    return ReaderSpec(helpers, top_k, r.integer(raw.get("max_tokens", defaults.max_tokens), "reader.max_tokens", 1))
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:

@@ -194,10 +194,11 @@ class RewritingPipeline(Pipeline):
     def _read_one(self, corpus: str, embedder: str, reranker: str) -> str:
         from ingest.rewriting.reader import reader_stage
 
+        spec = self.config.reader
         r = reader_stage(self.con, corpus, self._llm_backend(), embedder=embedder, reranker=reranker,
-                         max_tokens=self.config.reader.max_tokens)
-        return (f"{r['groups']} answers ({r['distinct_prompts']} distinct prompts): {r['llm_calls']} LLM calls "
-                f"({r['llm_cached']} cached), {r['empty_answer']} empty, {r['cut']} cut, {r['shortened']} prompts shortened")
+                         mode=spec.mode_of(corpus), max_tokens=spec.max_tokens_of(corpus))
+        return (f"{r['groups']} {r['mode']} answers ({r['prompt']}; {r['distinct_prompts']} distinct prompts): "
+                f"{r['llm_calls']} LLM calls ({r['llm_cached']} cached), {r['empty_answer']} empty, {r['cut']} cut, {r['shortened']} prompts shortened")
 
     def report(self, answers_fp: str) -> None:
         from ragwh.experiment.report import write_rewriting_report

@@ -1,6 +1,9 @@
-"""The query-rewriting study's report sections (issue 12), read from the rewriting marts: the solo table,
-the ensembles against the oracle union, the budget controls, the router's tau curve and tau rules, the
-complementarity heatmap (Jaccard@10), the cost / accuracy Pareto front, and answer quality.
+"""The query-rewriting study's report sections (arXiv 2609.05637), read from the rewriting marts: the solo
+table, the seed-42 pre-declared ensembles and the exploratory ones against the oracle union, the budget
+controls' share of the reference ensemble's gain, the router's tau curve and tau rules, the
+complementarity heatmap (Jaccard@10), the cost / accuracy Pareto front, cuts by question type and answer
+quality. Which strategies and seeds each cell shows is read from the warehouse (rewrite_query_metrics),
+not from a config.
 
 :func:`rewriting_sections` returns nothing when the marts are absent or empty (a chunking-only
 experiment shows no rewriting section); a sub-section whose mart is empty says 'not run' and why.
@@ -22,7 +25,8 @@ RULE_NAMES = {"max": "max-score union", "rrf": "RRF (k = 60)", "combsum": "CombS
 #: (anchor, title) of each rewriting section, in report order
 NAV = (("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"), ("rw-budget", "budget controls"),
        ("rw-router", "router"), ("rw-complementarity", "complementarity"), ("rw-pareto", "cost / accuracy"),
-       ("rw-answers", "answer quality"))
+       ("rw-types", "question types"), ("rw-answers", "answer quality"))
+SCOPES = {"seed": "seed {seed} (the paper's post-hoc scope)", "pooled": "pooled over seeds"}
 
 
 def has_rewriting(con: duckdb.DuckDBPyConnection) -> bool:
@@ -39,7 +43,7 @@ def rewriting_sections(con: duckdb.DuckDBPyConnection) -> list[str]:
     matplotlib.use("Agg")
     label = _tiny_model_label(con)
     return [section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
-            section_complementarity(con), section_pareto(con), section_answers(con)]
+            section_complementarity(con), section_pareto(con), section_types(con), section_answers(con)]
 
 
 def _cells(rows: list[dict]) -> dict[tuple, list[dict]]:
@@ -55,6 +59,21 @@ def _cell_title(cell: tuple) -> str:
 
 def _ci(r: dict, lo: str = "ci_low", hi: str = "ci_high") -> str:
     return f"[{fmt(r.get(lo), 3)}, {fmt(r.get(hi), 3)}]"
+
+
+def _shown(con: duckdb.DuckDBPyConnection) -> dict[tuple, str]:
+    """Per cell, which strategies and seeds the marts hold (from rewrite_query_metrics: the warehouse's
+    scored rankings, whatever a config asked for)."""
+    out = {}
+    for c, e, r, solo, controls, seeds in con.execute("""
+            SELECT corpus, embedder, reranker,
+                list(DISTINCT strategy ORDER BY strategy) FILTER (WHERE kind = 'solo'),
+                list(DISTINCT strategy ORDER BY strategy) FILTER (WHERE kind = 'control'), list(DISTINCT seed ORDER BY seed)
+            FROM rewrite_query_metrics GROUP BY ALL ORDER BY ALL""").fetchall():
+        solo = sorted(solo or [], key=lambda s: (s != "S1", s))
+        out[(c, e, r)] = (f"<p class='meta'>shown: solo strategies {html.escape(', '.join(solo) or 'none')}; controls "
+                          f"{html.escape(', '.join(controls or []) or 'none')}; seeds {', '.join(map(str, seeds))}</p>")
+    return out
 
 
 def _tiny_model_label(con: duckdb.DuckDBPyConnection) -> str:
@@ -79,6 +98,7 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
     rows = mart(con, "rewrite_solo", "ORDER BY corpus, embedder, reranker, strategy")
     fails = {(r["corpus"], r["embedder"], r["reranker"], r["strategy"]): r for r in mart(con, "rewrite_failure_modes")}
     body = label
+    shown = _shown(con) if relation_exists(con, "rewrite_query_metrics") else {}
     for cell, rs in _cells(rows).items():
         by = {(r["strategy"], r["metric"]): r for r in rs}
         table = []
@@ -89,50 +109,59 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
             table.append([html.escape(s), *means]
                          + [fmt(p.get("delta"), 3), _ci(p), fmt_p(p.get("p_value")), fmt_p(p.get("p_holm")),
                             fmt(f.get("miss_rate")), fmt(f.get("rescue_rate"))])
-        body += _cell_title(cell) + html_table(["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p",
-                                                "miss rate", "rescue"], table)
+        body += _cell_title(cell) + shown.get(cell, "") + html_table(
+            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue"], table)
     return section("rw-solo", "Query rewriting: solo strategies against S1", what, body)
 
 
 def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
-    what = ("Every subset of the six solo strategies fused four ways (the max-score union of the members' top-20 lists, "
-            "RRF, CombSUM and CombMNZ over min-max normalized scores; cut at 10): per rule the five best subsets by "
-            f"{PRIMARY}, their difference from the best solo strategy (paired bootstrap over queries, Holm over the "
-            "subsets of the rule), and the oracle union of the same members (some member hits) as the ceiling. "
-            "★ marks the cell's best ensemble.")
+    what = ("The paper's pre-declared ensembles on its post-hoc seed: each member's top-20 list, the union merged by max "
+            f"score and cut at 10, against the best single method on that seed ({PRIMARY}; paired bootstrap over queries, "
+            "Holm within the pre-declared family), with the oracle union of the same members as the ceiling. Below, "
+            "exploratory: every subset fused four ways (max-score union, RRF, CombSUM, CombMNZ), pooled over seeds, the "
+            "five best per rule, Holm over every exploratory subset x rule. ★ marks the scope's best ensemble (chosen "
+            "with hindsight).")
     rows = [r for r in mart(con, "rewrite_ensembles", "ORDER BY corpus, embedder, reranker, rule, mean_value DESC, n_members, subset_mask")
             if r["metric"] == PRIMARY]
     if not rows:
         return section("rw-ensembles", "Ensembles and the oracle union", what,
                        not_run_note("no complete group of the solo strategies (rewrite_ensembles is empty)"))
-    oracle = {(r["corpus"], r["embedder"], r["reranker"], r["subset_mask"]): r["oracle_hit"] for r in mart(con, "rewrite_oracle")}
+    oracle = {(r["corpus"], r["embedder"], r["reranker"], r["scope"], r["subset_mask"]): r["oracle_hit"]
+              for r in mart(con, "rewrite_oracle")}
     body = ""
     for cell, rs in _cells(rows).items():
-        table = []
-        for rule, name in RULE_NAMES.items():
-            for r in [r for r in rs if r["rule"] == rule][:5]:
-                table.append([("★ " if r["is_best"] else "") + html.escape(name), html.escape(r["subset"]),
-                              fmt(r["mean_value"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt_p(r["p_holm"]),
-                              fmt(oracle.get((*cell, r["subset_mask"])))])
-        best_solo = rs[0]["best_solo"]
-        body += _cell_title(cell) + f"<p class='meta'>best solo strategy: {html.escape(best_solo)} ({fmt(rs[0]['best_solo_value'])})</p>"
-        body += html_table(["rule", "members", PRIMARY, "Δ vs best solo", "95% CI", "p", "Holm p", "oracle union"], table)
+        body += _cell_title(cell)
+        for scope in ("seed", "pooled"):
+            scoped = [r for r in rs if r["scope"] == scope]
+            if not scoped:
+                continue
+            chosen = ([r for r in scoped if r["family"] == "predeclared"] if scope == "seed" else
+                      [r for rule in RULE_NAMES for r in [x for x in scoped if x["rule"] == rule][:5]])
+            title = SCOPES[scope].format(seed=scoped[0]["seed"])
+            body += (f"<p class='meta'>{html.escape(title)}: {'pre-declared' if scope == 'seed' else 'exploratory'}; "
+                     f"best solo strategy {html.escape(scoped[0]['best_solo'])} ({fmt(scoped[0]['best_solo_value'])})</p>")
+            table = [[("★ " if r["is_best"] else "") + html.escape(RULE_NAMES[r["rule"]]), html.escape(r["subset"]),
+                      fmt(r["mean_value"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt_p(r["p_holm"]),
+                      fmt(oracle.get((*cell, scope, r["subset_mask"])))] for r in chosen]
+            body += html_table(["rule", "members", PRIMARY, "Δ vs best solo", "95% CI", "p", "Holm p", "oracle union"], table)
     return section("rw-ensembles", "Ensembles and the oracle union", what, body)
 
 
 def section_budget(con: duckdb.DuckDBPyConnection) -> str:
-    what = (f"Budget-matched controls on {PRIMARY}: S1 with a 5x rerank pool and S1 over four seeded ANN indexes, "
-            "against S1 and the best ensemble; the share of the ensemble's gain over S1 that each captures.")
-    rows = [r for r in mart(con, "rewrite_budget_baselines", "ORDER BY corpus, embedder, reranker, control")
+    what = (f"Budget-matched controls on {PRIMARY}: S1 with a 5x rerank pool and S1 over four HNSW graphs. Share of "
+            "gain captured = the control's gain over S1 / the reference ensemble's gain over S1 (the paper's "
+            "S1+S3+S4+HyDE), both on the same queries and seeds; no share where the reference does not beat S1.")
+    rows = [r for r in mart(con, "rewrite_budget_baselines", "ORDER BY corpus, embedder, reranker, scope DESC, control")
             if r["metric"] == PRIMARY]
     if not rows:
         return section("rw-budget", "Budget-matched controls", what, not_run_note("rewrite_budget_baselines is empty"))
-    table = [[html.escape(f"{r['corpus']} · {r['embedder']}"), html.escape(r["control"]), html.escape(r["status"]),
-              fmt(r["baseline_value"]), fmt(r["control_value"]), fmt(r["ensemble_value"]), fmt(r["gain_control"], 3),
-              _ci(r), fmt(r["gain_ensemble"], 3), fmt(r["share_captured"]), html.escape(r["reason"] or "")] for r in rows]
+    table = [[html.escape(f"{r['corpus']} · {r['embedder']}"), html.escape(SCOPES[r["scope"]].format(seed=r["seed"])),
+              html.escape(r["control"]), html.escape(r["status"]), fmt(r["baseline_value"]), fmt(r["control_value"]),
+              html.escape(r["reference_subset"] or "–"), fmt(r["reference_value"]), fmt(r["gain_control"], 3), _ci(r),
+              fmt(r["gain_reference"], 3), fmt(r["share_captured"]), html.escape(r["reason"] or "")] for r in rows]
     return section("rw-budget", "Budget-matched controls", what, html_table(
-        ["cell", "control", "status", "S1", "control", "best ensemble", "control gain", "95% CI", "ensemble gain",
-         "share captured", "reason"], table))
+        ["cell", "scope", "control", "status", "S1", "control", "reference", "reference value", "control gain", "95% CI",
+         "reference gain", "share captured", "reason"], table))
 
 
 def section_router(con: duckdb.DuckDBPyConnection) -> str:
@@ -227,17 +256,38 @@ def section_pareto(con: duckdb.DuckDBPyConnection) -> str:
     return section("rw-pareto", "Cost / accuracy Pareto front", what, body)
 
 
+def section_types(con: duckdb.DuckDBPyConnection) -> str:
+    what = (f"Exploratory, no multiplicity correction: per question type (HotpotQA bridge / comparison, EnterpriseRAG-Bench "
+            f"question_type, AmbigNQ ambiguous / single) each strategy's {PRIMARY} and its paired difference from S1 "
+            "(bootstrap over the type's queries), the rescue rate of the type's S1 misses at seed 42, and the router's "
+            "gain over S1 with that helper at the paper's tau.")
+    rows = [r for r in mart(con, "rewrite_query_type_cuts", "ORDER BY corpus, embedder, reranker, query_type, strategy")
+            if r["metric"] == PRIMARY] if relation_exists(con, "rewrite_query_type_cuts") else []
+    if not rows:
+        return section("rw-types", "By question type", what, not_run_note("rewrite_query_type_cuts is empty"))
+    body = ""
+    for cell, rs in _cells(rows).items():
+        table = [[html.escape(r["query_type"]), html.escape(r["strategy"]), fmt(r["n_queries_per_seed"]), fmt(r["mean_value"]),
+                  fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt(r["rescue_rate"]), fmt(r["router_gain"], 3)]
+                 for r in sorted(rs, key=lambda r: (r["query_type"], r["strategy"] != "S1", r["strategy"]))]
+        body += _cell_title(cell) + html_table(["type", "strategy", "queries", PRIMARY, "Δ vs S1", "95% CI", "p",
+                                                "rescue", "router gain"], table)
+    return section("rw-types", "By question type (exploratory)", what, body)
+
+
 def section_answers(con: duckdb.DuckDBPyConnection) -> str:
     what = ("The reader's answers from the top-k passages of S1, always-merge and the router, scored against the gold "
-            "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases); paired "
-            "differences with the bootstrap over queries, overall and split by whether the router expanded the query.")
+            "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases; F1 is the measure "
+            "for sentence-long gold answers); paired differences with the bootstrap over queries, overall and split by "
+            "whether the router expanded the query (triggered / untriggered), at every grid tau and at the paper's tau.")
     rows = fetch_rows(con, "SELECT * FROM rewrite_answer_quality WHERE split = 'all' OR tau IS NOT NULL "
                            "ORDER BY corpus, embedder, reranker, helper, tau NULLS FIRST, metric, contrast, split") \
         if relation_exists(con, "rewrite_answer_quality") else []
     if not rows:
         return section("rw-answers", "Answer quality", what,
                        not_run_note("no reader answers (reader_answers is empty: the reader stage has not run)"))
-    table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")),
+    table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")
+                          + (" (the paper's tau rule)" if r.get("paper_tau") else "")),
               html.escape(r["metric"]), html.escape(r["contrast"]), html.escape(r["split"]), fmt(r["n_queries"]),
               fmt(r["mean_treatment"]), fmt(r["mean_control"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"])]
              for r in rows]

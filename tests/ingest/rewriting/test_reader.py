@@ -12,7 +12,7 @@ import pytest
 from ingest.llm import Completion, LLMCache, LLMRequest, Sampling, cache_key, load_prompt
 from ingest.llm.scripted import ScriptedBackend
 from ingest.rewriting.index import RewriteError
-from ingest.rewriting.reader import clean_answer, reader_messages, reader_stage
+from ingest.rewriting.reader import clean_answer, clean_long_answer, reader_messages, reader_stage
 from tests.ingest.structure.test_induce_llm import WindowedScripted  # prompt tokens = whitespace words
 from warehouse.db import connect, replace_where, transaction
 from warehouse.dbt import run_dbt
@@ -165,6 +165,33 @@ def test_post_processing_in_the_stage(cell):
     ("", ""), ("   \n \n", ""), ("Answer:", ""), ("The answer: Paris", "The answer: Paris")])
 def test_clean_answer(raw, clean):
     assert clean_answer(raw) == clean
+
+
+@pytest.mark.parametrize("raw, clean", [
+    ("The Avon flows through Avalon.", "The Avon flows through Avalon."),
+    ("Answer: The Avon flows through Avalon.\nIt rises in the hills.", "The Avon flows through Avalon. It rises in the hills."),
+    ("  \n answer :\n\n The Avon   flows.\n", "The Avon flows."), ("Answer:", ""), ("", "")])
+def test_clean_long_answer(raw, clean):
+    assert clean_long_answer(raw) == clean
+
+
+def test_long_mode_for_sentence_answers(cell):
+    """Long mode (gold answers are sentences, as EnterpriseRAG-Bench's): the long prompt, no 'a few words'
+    instruction, 256 tokens by default, and the whole reply kept as one line."""
+    backend = ScriptedBackend(lambda r: "Answer: The Avon.\nIt flows through the town.")
+    report, _ = _run(cell, backend, mode="long")
+    assert report["mode"] == "long" and report["prompt"] == "reader_answer_long.v1"
+    content = backend.requests[0].messages[0]["content"]
+    assert "a few words" not in content and "full sentences" in content
+    assert {r.sampling.max_tokens for r in backend.requests} == {256}
+    assert {r.prompt for r in backend.requests} == {"reader_answer_long.v1"}
+    assert {a for _, a, _ in _answers(cell).values()} == {"The Avon. It flows through the town."}
+    # the short mode's prompt is another request: nothing is answered from the long mode's cache
+    short = ScriptedBackend(respond)
+    report, llm = _run(cell, short)
+    assert report["prompt"] == "reader_answer.v1" and llm.calls == 3
+    with pytest.raises(ValueError, match="reader mode must be one of short, long"):
+        _run(cell, short, mode="medium")
 
 
 def test_missing_view_and_empty_cell_are_clear_errors(con):

@@ -1,6 +1,6 @@
-"""One dbt build of the rewriting marts on a small synthetic warehouse with bad input planted, shared
-by the tests of this folder; each test recomputes a mart from the loaded tables (tests/models/rewriting/
-reference.py) and compares."""
+"""One dbt build of the rewriting marts on a small synthetic warehouse with bad input planted and a
+hand-made cell (hand_case.py), shared by the tests of this folder; each test recomputes a mart from the
+loaded tables (tests/models/rewriting/reference.py) and compares."""
 from __future__ import annotations
 
 import sys
@@ -13,6 +13,8 @@ from warehouse.paths import PROJECT_ROOT
 
 sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
 from synthetic_rewriting import Scale, load_synthetic
+
+from tests.models.rewriting.hand_case import load_hand_case  # noqa: E402
 
 B = 300
 SEED = 17
@@ -36,6 +38,7 @@ def warehouse(tmp_path_factory):
     con = connect(wh)
     load_synthetic(con, RERANKED, seed=3)
     load_synthetic(con, COSINE, seed=4, replace=False)
+    load_hand_case(con)  # three queries whose seed-42 ensembles are computed by hand (hand_case.py)
     # bad input, each counted, never silently dropped:
     con.execute("delete from qrels where query_id = 'hotpotqa/q00003'")            # no relevant judgment
     for table in ("rewrite_runs", "rewrite_text_runs"):  # a NaN in one ranking (and in the text list behind it)

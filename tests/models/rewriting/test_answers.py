@@ -1,15 +1,19 @@
-"""Point 8: reader answers scored with SQuAD v1.1 EM / F1 (max over aliases; the official logic
+"""Answer quality: reader answers scored with SQuAD v1.1 EM / F1 (max over aliases; the official logic
 re-typed in tests/udfs/test_squad.py), the paired contrasts S1 / always-merge / router overall and
-split by the router's expansion, and the reader's inputs."""
+split by the router's expansion, and the reader's inputs (seeds and the seeded query sample)."""
 from __future__ import annotations
 
+import hashlib
+import shutil
 from collections import defaultdict
 
 import pytest
 
-from tests.models.rewriting.conftest import SEED, B
+from tests.models.rewriting.conftest import SEED, VARS, B
 from tests.models.rewriting.reference import Data, complete_groups, fuse, paired, seed_mean
 from tests.udfs.test_squad import ref_exact_match_score, ref_f1_score, ref_metric_max_over_ground_truths
+from warehouse.db import connect
+from warehouse.dbt import run_dbt
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +67,8 @@ def test_answer_contrasts_and_the_triggered_split(db, answers):
                     assert g[1] == res.n and g[2:4] == pytest.approx((seed_mean(tv), seed_mean(cv)), abs=1e-12)
                     assert g[4:8] == pytest.approx((res.estimate, res.ci_low, res.ci_high, res.p_value), abs=1e-12)
                     n += 1
+    # the synthetic reader answered at tau 0.65, which is no cell's paper tau
+    assert db.execute("select bool_or(paper_tau) from rewrite_answer_quality").fetchone()[0] is False
     keys_without_tau = [k for k in got if k[2] is None]
     assert {k[5] for k in keys_without_tau} == {"always-merge - S1"} and {k[4] for k in keys_without_tau} == {"all"}
     assert n + len(keys_without_tau) == len(got) == 2 * (18 + 2)
@@ -73,14 +79,16 @@ def test_answer_contrasts_and_the_triggered_split(db, answers):
 
 
 def test_reader_inputs(db):
+    """The default protocol (the paper's): seed 42 only, a sample of 200 queries per cell (every query here)."""
     data = Data(db)
-    groups = complete_groups(data)
+    groups = {g: v for g, v in complete_groups(data).items() if g[3] == 42}
     got = defaultdict(list)
     for c, e, r, setting, helper, tau, seed, q, expanded, top_k, rank, d, text, qtext in db.execute(
             """select corpus, embedder, reranker, setting, helper, tau, seed, query_id, expanded, top_k, rank, doc_id,
                       passage, query_text from rewrite_reader_inputs order by all""").fetchall():
-        assert top_k == 5 and text.startswith("Doc ") and qtext.startswith("synthetic question")
+        assert top_k == 5 and text.startswith("Doc ") and qtext.split()[1] == "question"
         got[(c, e, r, setting, helper, tau, seed, q)].append((rank, d, expanded))
+    assert {k[6] for k in got} == {42}
     taus = {(0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80)}
     n = 0
     for g, lists in groups.items():
@@ -98,3 +106,39 @@ def test_reader_inputs(db):
             assert [d for _, d, _ in rows] == (merged if expanded else s1) and {x for *_, x in rows} == {expanded}
             n += 1
     assert n > 0 and {k[4] for k in got} == {None, "Q2D"}  # var reader_helpers: Q2D only
+    assert {k[:3] + (k[7],) for k in got} == {g[:3] + (g[4],) for g in groups}
+    # the router is read at the paper's tau too (the same-dataset midpoint rule), beside the grid
+    paper = dict(((c, e, r), t) for c, e, r, t in db.execute(
+        "select corpus, embedder, reranker, tau from int_rewrite_router_tau_fits where rule = 'same_dataset'").fetchall())
+    for g, lists in groups.items():
+        if "Q2D" in lists and paper.get(g[:3]) is not None:
+            rows = got[(*g[:3], "router", "Q2D", paper[g[:3]], g[3], g[4])]
+            expanded = lists["S1"][0][1] < paper[g[:3]]
+            want = fuse([lists["S1"], lists["Q2D"]], "max")[:5] if expanded else [d for d, _ in lists["S1"][:5]]
+            assert [d for _, d, _ in rows] == want
+
+
+def test_reader_sample_and_seeds(warehouse, tmp_path):
+    """var reader_sample queries per cell, drawn with var reader_sample_seed (the first by md5('<seed>|<query_id>')
+    among the queries with a complete group at a seed of var reader_seeds), and only those seeds."""
+    wh, _ = warehouse
+    copy = tmp_path / "sample.duckdb"
+    shutil.copy(wh, copy)
+    run_dbt("run", copy, select="rewrite_reader_inputs", progress=False,
+            vars={**VARS, "reader_sample": 7, "reader_sample_seed": 5, "reader_seeds": [42, 123]},
+            extra=["--target-path", str(tmp_path / "target")])
+    con = connect(copy, read_only=True)
+    try:
+        got = defaultdict(set)
+        for c, seed, q in con.execute("select distinct corpus, seed, query_id from rewrite_reader_inputs").fetchall():
+            got[c].add((seed, q))
+        candidates = defaultdict(set)
+        for g in complete_groups(Data(con)):
+            if g[3] in (42, 123):
+                candidates[g[0]].add(g[4])
+    finally:
+        con.close()
+    assert set(got) == set(candidates)
+    for c, queries in candidates.items():
+        chosen = sorted(queries, key=lambda q: (hashlib.md5(f"5|{q}".encode()).hexdigest(), q))[:7]
+        assert {q for _, q in got[c]} == set(chosen) and {s for s, _ in got[c]} == {42, 123}

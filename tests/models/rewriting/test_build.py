@@ -13,7 +13,7 @@ from warehouse.dbt import DbtError
 MARTS = ("rewrite_query_metrics", "rewrite_baseline_deltas", "rewrite_solo", "rewrite_failure_modes",
          "rewrite_jaccard", "rewrite_oracle", "rewrite_ensembles", "rewrite_budget_baselines", "rewrite_router_sweep", "rewrite_router_tau",
          "rewrite_router_pareto", "rewrite_answer_scores", "rewrite_answer_quality", "rewrite_reader_inputs",
-         "rewrite_exclusions")
+         "rewrite_exclusions", "rewrite_query_type_cuts")
 
 
 def _digests(con) -> dict[str, tuple[int, str]]:
@@ -52,5 +52,5 @@ def test_a_strategy_missing_from_the_seed_fails_the_build_by_name(tmp_path):
     con.execute("insert into qrels values ('c/q1', 'c/d1', 1)")
     con.execute("insert into rewrite_runs values ('c', 'e', 'none', 'S9', 42, 'c/q1', 1, 'c/d1', 0.5, 0)")
     con.close()
-    with pytest.raises(DbtError, match="relationships_rewrite_rankings_strategy"):
+    with pytest.raises(DbtError, match="relationships_int_rewrite_rankings_strategy"):
         build(wh, tmp_path)

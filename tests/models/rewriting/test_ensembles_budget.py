@@ -1,7 +1,8 @@
-"""Points 5-6: every subset x fusion rule scored per group equals a brute-force fusion (ties by doc_id)
-and ranx fuse + evaluate (where tie order cannot matter); the ensemble mart's means, deltas against
-the best solo strategy, bootstrap and Holm; the budget controls' share of the best ensemble's gain,
-and 'not_run' rows where the control runs are missing."""
+"""Ensembles and budget controls: every subset x fusion rule scored per group equals a brute-force fusion
+(ties by doc_id) and ranx fuse + evaluate (where tie order cannot matter); the ensemble mart's means,
+deltas against the best solo strategy, bootstrap and Holm within the pre-declared / exploratory family,
+pooled over seeds and on seed 42; the seed-42 ensembles of a hand-made case; the budget controls' share of
+the reference ensemble's gain on the same queries, and 'not_run' rows where the control runs are missing."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -10,6 +11,7 @@ import pytest
 from ranx import Qrels, Run, evaluate, fuse
 
 from tests.models.rewriting.conftest import SEED, B
+from tests.models.rewriting.hand_case import SEED42
 from tests.models.rewriting.reference import (
     METRICS,
     RANX,
@@ -90,15 +92,34 @@ def _order_free(fused: dict[str, float], relevant: set[str]) -> bool:
     return all(len(v) == 1 for v in classes.values())
 
 
+PREDECLARED = {("S1", "Q2D"), ("S1", "HyDE", "Q2D"), ("S1", "S3", "S4", "HyDE"), ("S1", "S3", "S4", "HyDE", "Q2D"),
+               ("HyDE", "Q2D")}
+REFERENCE = ("S1", "S3", "S4", "HyDE")
+
+
+def _mask(members) -> int:
+    return sum(1 << SOLO.index(s) for s in members)
+
+
+def _scopes(groups):
+    """(cell, scope) -> the complete groups of the scope: 'pooled' every seed, 'seed' seed 42 alone."""
+    out = defaultdict(list)
+    for g in groups:
+        out[(g[:3], "pooled")].append(g)
+        if g[3] == 42:
+            out[(g[:3], "seed")].append(g)
+    return out
+
+
 def test_ensemble_mart(db, ref):
     data, groups, _, scores, _ = ref
-    rows = {r[:3]: r[3:] for r in db.execute(
-        """select corpus, rule || '|' || subset_mask, metric, n_members, mean_value, sd_seeds, best_solo, best_solo_value,
-                  delta, ci_low, ci_high, p_value, p_holm, family_size, is_best from rewrite_ensembles""").fetchall()}
-    cells = defaultdict(list)
-    for g in groups:
-        cells[g[:3]].append(g)
-    for cell, gs in cells.items():
+    rows = {r[:4]: r[4:] for r in db.execute(
+        """select corpus, scope, rule || '|' || subset_mask, metric, n_members, mean_value, sd_seeds, best_solo,
+                  best_solo_value, delta, ci_low, ci_high, p_value, p_holm, family_size, is_best, family, seed, n_seeds
+           from rewrite_ensembles""").fetchall()}
+    predeclared = {_mask(p) for p in PREDECLARED}
+    n_expected = 0
+    for (cell, scope), gs in _scopes(groups).items():
         strategies = tuple(s for s in SOLO if s in groups[gs[0]])
         solo = {(s, m): {(g[3], g[4]): doc_metrics([d for d, _ in groups[g][s]], data.qrels[g[4]])[m] for g in gs}
                 for s in strategies for m in METRICS}
@@ -108,48 +129,92 @@ def test_ensemble_mart(db, ref):
             for rule in RULES:
                 for m in METRICS:
                     values = {(g[3], g[4]): scores[(g, rule, mask)][m] for g in gs}
-                    got = rows[(cell[0], f"{rule}|{mask}", m)]
+                    got = rows[(cell[0], scope, f"{rule}|{mask}", m)]
+                    n_expected += 1
                     assert got[0] == len(members) and got[3] == best[m]
-                    assert (got[1], got[2], got[4]) == pytest.approx(
-                        (seed_mean(values), seed_sd(values), seed_mean(solo[(best[m], m)])), abs=1e-12)
+                    assert got[12:] == ("predeclared" if rule == "max" and mask in predeclared else "exploratory",
+                                        42 if scope == "seed" else None, 1 if scope == "seed" else len({g[3] for g in gs}))
+                    assert (got[1], got[4]) == pytest.approx((seed_mean(values), seed_mean(solo[(best[m], m)])), abs=1e-12)
+                    assert got[2] is None if scope == "seed" else got[2] == pytest.approx(seed_sd(values), abs=1e-12)
                     if len(members) <= 2 or len(members) == len(strategies):  # the bootstrap of a sample of subsets
                         res = paired(values, solo[(best[m], m)], B, SEED)
                         assert got[5:9] == pytest.approx((res.estimate, res.ci_low, res.ci_high, res.p_value),
                                                          abs=1e-12)
-                    family[(rule, m)][mask] = (got[8], got[9], got[10])
-        for (rule, m), fam in family.items():
-            masks = sorted(fam)
-            adjusted = holm([fam[k][0] for k in masks])
-            assert [fam[k][1] for k in masks] == pytest.approx(list(adjusted), abs=1e-12)
-            assert {fam[k][2] for k in masks} == {len(masks)}
-        best_rows = [(k, v) for k, v in rows.items() if k[0] == cell[0] and v[-1]]
-        assert len(best_rows) == 4 and {k[2] for k, _ in best_rows} == set(METRICS)  # one ensemble, each metric
-        primary = [v for k, v in rows.items() if k[0] == cell[0] and k[2] == "HIT@10" and v[0] >= 2]
-        assert max(v[1] for v in primary) == next(v for k, v in best_rows if k[2] == "HIT@10")[1]
+                    family[(m, got[12])][(rule, mask)] = (got[8], got[9], got[10])
+        # Holm within each family of the cell x scope x metric: the pre-declared subsets (rule max) and
+        # every other subset x rule
+        for (m, fam_name), fam in family.items():
+            keys = sorted(fam)
+            adjusted = holm([fam[k][0] for k in keys])
+            assert [fam[k][1] for k in keys] == pytest.approx(list(adjusted), abs=1e-12)
+            assert {fam[k][2] for k in keys} == {len(keys)}
+            if fam_name == "predeclared":
+                assert len(keys) == sum(set(p) <= set(strategies) for p in PREDECLARED)
+        best_rows = [(k, v) for k, v in rows.items() if k[:2] == (cell[0], scope) and v[11]]
+        assert len(best_rows) == 4 and {k[3] for k, _ in best_rows} == set(METRICS)  # one ensemble, each metric
+        primary = [v for k, v in rows.items() if k[:2] == (cell[0], scope) and k[3] == "HIT@10" and v[0] >= 2]
+        assert max(v[1] for v in primary) == next(v for k, v in best_rows if k[3] == "HIT@10")[1]
+    assert n_expected == len(rows)
+
+
+def test_seed42_ensembles_of_the_hand_case(db):
+    """The paper's seed-42 post-hoc ensembles of the three hand-made queries (hand_case.py, computed by hand):
+    the members' top-20 pools merged by max score and cut at 10, against the best solo method on seed 42."""
+    got = {(r[0], r[1]): r[2:] for r in db.execute(
+        """select subset, metric, mean_value, best_solo, best_solo_value, delta, n_queries, n_seeds, family, family_size
+           from rewrite_ensembles where corpus = 'hand' and scope = 'seed' and seed = 42 and rule = 'max'""").fetchall()}
+    for (subset, metric), (value, delta) in SEED42.items():
+        mean_value, best_solo, best_value, d, n_queries, n_seeds, family, family_size = got[(subset, metric)]
+        assert (best_solo, n_queries, n_seeds, family, family_size) == ("HyDE", 3, 1, "predeclared", 3)
+        assert (mean_value, best_value, d) == pytest.approx((value, 2 / 3, delta), abs=1e-15)
+    # pooled over both seeds the best solo strategy is S1 (all three at 1/2, the baseline first)
+    pooled = db.execute("""select distinct best_solo, best_solo_value from rewrite_ensembles
+                           where corpus = 'hand' and scope = 'pooled' and metric = 'HIT@10'""").fetchall()
+    assert pooled == [("S1", 0.5)]
+    # the oracle union at seed 42: some member hits every query; the best member is HyDE
+    oracle = db.execute("""select oracle_hit, best_member, best_member_hit, predeclared from rewrite_oracle
+                           where corpus = 'hand' and scope = 'seed' and subset = 'S1+HyDE+Q2D'""").fetchone()
+    assert oracle[:2] == (1.0, "HyDE") and oracle[2] == pytest.approx(2 / 3, abs=1e-15) and oracle[3]
 
 
 def test_budget_baselines(db, ref):
-    rows = {(r[0], r[1], r[2]): r[3:] for r in db.execute(
-        """select corpus, control, metric, status, reason, baseline_value, control_value, ensemble_value, gain_ensemble,
-                  gain_control, share_captured from rewrite_budget_baselines""").fetchall()}
-    ens = {(r[0], r[1]): r[2] for r in db.execute(
-        "select corpus, metric, mean_value from rewrite_ensembles where is_best").fetchall()}
-    solo = {(r[0], r[1]): r[2] for r in db.execute(
-        "select corpus, metric, mean_value from rewrite_solo where strategy = 'S1'").fetchall()}
-    for corpus in ("hotpotqa", "ambignq"):
+    """The control's gain over S1 over the reference ensemble's (S1+S3+S4+HyDE, rule max), both on the same
+    (query, seed) pairs: complete groups where the control is scored."""
+    data, groups, _, scores, _ = ref
+    rows = {r[:4]: r[4:] for r in db.execute(
+        """select corpus, scope, control, metric, status, reason, n_queries, baseline_value, control_value, reference_value,
+                  gain_control, ci_low, ci_high, p_value, gain_reference, share_captured, reference_subset, seed
+           from rewrite_budget_baselines""").fetchall()}
+    metrics = {(*k, m): v for k in data.scored() for m, v in doc_metrics([d for d, _ in data.lists[k]], data.qrels[k[5]]).items()}
+    ref_mask = _mask(REFERENCE)
+    n_ok = 0
+    for (cell, scope), gs in _scopes(groups).items():
         for control in ("S1-pool100", "S1-ann4"):
             for m in METRICS:
-                status, reason, base, _, e, gain_e, gain_c, share = rows[(corpus, control, m)]
-                assert e == ens[(corpus, m)] and gain_e == pytest.approx(e - base, abs=1e-12)
-                if corpus == "ambignq":   # one incomplete group: the baseline over complete groups differs slightly
-                    assert base == pytest.approx(solo[(corpus, m)], abs=0.01)
+                status, reason, n_q, base, ctrl, refv, gain_c, lo, hi, p, gain_r, share, label, seed = \
+                    rows[(cell[0], scope, control, m)]
+                assert seed == (42 if scope == "seed" else None)
+                pairs = [g for g in gs if (*g[:3], control, g[3], g[4], m) in metrics]
+                if not pairs:
+                    assert status == "not_run" and control in reason and "not been produced" in reason and share is None
+                    continue
+                c = {(g[3], g[4]): metrics[(*g[:3], control, g[3], g[4], m)] for g in pairs}
+                b = {(g[3], g[4]): metrics[(*g[:3], "S1", g[3], g[4], m)] for g in pairs}
+                r = {(g[3], g[4]): scores[(g, "max", ref_mask)][m] for g in pairs}
+                res_c, res_r = paired(c, b, B, SEED), paired(r, b, B, SEED)
+                assert label == "S1+HyDE+S3+S4" and n_q == res_c.n
+                assert (base, ctrl, refv) == pytest.approx((seed_mean(b), seed_mean(c), seed_mean(r)), abs=1e-12)
+                assert (gain_c, lo, hi, p, gain_r) == pytest.approx(
+                    (res_c.estimate, res_c.ci_low, res_c.ci_high, res_c.p_value, res_r.estimate), abs=1e-12)
+                if res_r.estimate > 0:
+                    assert status == "ok" and reason is None
+                    assert share == pytest.approx(res_c.estimate / res_r.estimate, abs=1e-12)
+                    n_ok += 1
                 else:
-                    assert base == pytest.approx(solo[(corpus, m)], abs=1e-12)
-                assert status == ("ok" if gain_e > 0 else "no_ensemble_gain")
-                if status == "ok":
-                    assert reason is None and share == pytest.approx(gain_c / gain_e, abs=1e-12)
-    # the cosine stack has no control runs: every control x metric says so
+                    assert status == "no_reference_gain" and share is None and "does not beat S1" in reason
+    assert n_ok > 0
+    # the cosine stack has no control runs, the hand cell no S3 / S4 (no reference): every row says so
     for control in ("S1-pool100", "S1-ann4"):
         for m in METRICS:
-            status, reason, *_, share = rows[("scifact", control, m)]
-            assert status == "not_run" and control in reason and "not been produced" in reason and share is None
+            assert rows[("scifact", "pooled", control, m)][0] == "not_run"
+            assert rows[("hand", "seed", control, m)][0] == "not_run"

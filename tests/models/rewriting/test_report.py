@@ -9,7 +9,7 @@ from ragwh.experiment.config.chunking import load_config
 from ragwh.experiment.report import render_report
 from ragwh.experiment.report.rewriting import NAV, _tiny_model_label, rewriting_sections
 
-CELLS = 3  # hotpotqa and ambignq with a reranker, scifact cosine-only
+CELLS = 4  # hotpotqa and ambignq with a reranker, scifact cosine-only, the hand-made cell
 
 
 def test_sections_render_from_the_marts(db):
@@ -21,8 +21,13 @@ def test_sections_render_from_the_marts(db):
     assert page.count('src="data:image/png;base64,') == 3 * CELLS
     assert page.count("<table") >= 2 * CELLS + 3
     assert "★ " in page  # the best ensemble of each cell is marked
-    # the cosine stack has no control runs: the budget table says so, row by row
-    assert page.count("not_run") == 2 and "have not been produced yet" in page
+    # the cosine stack and the hand cell have no control runs: the budget table says so, row by row (two scopes)
+    assert page.count(">not_run<") == 2 * 2 * 2 and "have not been produced yet" in page
+    # which strategies and seeds each cell shows, read from the warehouse
+    assert "shown: solo strategies S1, HyDE, Q2D; controls none; seeds 42, 123</p>" in page
+    assert "shown: solo strategies S1, HyDE, Q2D, S2, S3, S4; controls S1-ann4, S1-pool100; seeds 42, 123, 2024" in page
+    # the paper's seed-42 pre-declared ensembles and the share of the reference ensemble's gain
+    assert page.count("seed 42 (the paper&#x27;s post-hoc scope): pre-declared") == CELLS and "S1+HyDE+S3+S4" in page
     assert "not run:" not in page  # every sub-section has rows here
     assert "TINY-MODEL OUTPUT" not in page  # synthetic texts, not the packaged model
 
@@ -43,7 +48,8 @@ def test_sub_sections_without_rows_say_not_run(db):
     con.execute("CREATE TABLE rewrite_solo AS SELECT * FROM solo_rows")
     page = "".join(rewriting_sections(con))
     for reason in ("rewrite_ensembles is empty", "rewrite_budget_baselines is empty", "rewrite_router_sweep is empty",
-                   "rewrite_jaccard is empty", "rewrite_router_pareto is empty", "the reader stage has not run"):
+                   "rewrite_jaccard is empty", "rewrite_router_pareto is empty", "rewrite_query_type_cuts is empty",
+                   "the reader stage has not run"):
         assert reason in page, reason
     con.close()
 

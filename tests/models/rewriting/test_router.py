@@ -1,4 +1,4 @@
-"""Point 7: the router's tau sweep (expansion, HIT@10 and deltas vs always-S1 / always-merge,
+"""The router's tau sweep (expansion, HIT@10 and deltas vs always-S1 / always-merge,
 wins / ties / losses, LLM calls and tokens only expanded queries pay), the tau rules (same dataset,
 transferred, cross-fitted without leakage) with their gaps, and the Pareto front."""
 from __future__ import annotations
@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from tests.models.rewriting.conftest import SEED, B
+from tests.models.rewriting.hand_case import CELL
 from tests.models.rewriting.reference import METRICS, SOLO, Data, complete_groups, doc_metrics, fuse, paired, seed_mean
 
+HAND = CELL[0]
 TAUS = (0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80)
 COSINE_TAUS = tuple(round(0.30 + 0.05 * i, 2) for i in range(11))
 
@@ -22,6 +24,8 @@ def ref(db):
     data = Data(db)
     rows = {}
     for g, lists in complete_groups(data).items():
+        if g[0] == HAND:   # the hand-made ensemble cell (two seeds, no LLM calls) is checked in test_ensembles_budget
+            continue
         cell, seed, q = g[:3], g[3], g[4]
         base = doc_metrics([d for d, _ in lists["S1"]], data.qrels[q])
         for h in lists:
@@ -59,7 +63,7 @@ def test_tau_sweep(db, ref):
         """select corpus, helper, tau, metric, pct_expanded, n_expanded, router_value, baseline_value, merge_value,
                   delta_vs_baseline, delta_vs_baseline_ci_low, delta_vs_baseline_p, delta_vs_merge, delta_vs_merge_p,
                   n_wins, n_ties, n_losses, llm_calls, prompt_tokens + completion_tokens, tokens_per_query
-           from rewrite_router_sweep""").fetchall()}
+           from rewrite_router_sweep where corpus <> 'hand'""").fetchall()}
     cells = {(c, h) for c, h, _, _ in rows}
     n = 0
     for cell, helper in cells:
@@ -91,11 +95,12 @@ def test_tau_sweep(db, ref):
 
 def test_tau_rules_and_cross_fitting_without_leakage(db, ref):
     _, rows = ref
-    folds = dict(db.execute("select distinct query_id, fold from int_rewrite_router_queries").fetchall())
+    folds = dict(db.execute("select distinct query_id, fold from int_rewrite_router_queries where corpus <> 'hand'").fetchall())
     assert len(folds) == len({q for *_, q in rows}) and set(folds.values()) <= set(range(5))
     got = {r[:4]: r[4:] for r in db.execute(
         """select corpus, helper, rule, source, tau, n_folds, n_folds_without_tau, pct_expanded, router_value,
-                  best_grid_tau, best_grid_value, gap from rewrite_router_tau where metric = 'HIT@10'""").fetchall()}
+                  best_grid_tau, best_grid_value, gap from rewrite_router_tau
+           where metric = 'HIT@10' and corpus <> 'hand'""").fetchall()}
     sweep = {(r[0], r[1], r[2]): r[3] for r in db.execute(
         "select corpus, helper, tau, router_value from rewrite_router_sweep where metric = 'HIT@10'").fetchall()}
     base = {}
@@ -147,7 +152,8 @@ def _per_fold(folds, fold_tau):
 
 
 def test_pareto_front(db):
-    pts = db.execute("select corpus, setting, helper, tau, value, cost, cost_axis, on_front from rewrite_router_pareto").fetchall()
+    pts = db.execute("select corpus, setting, helper, tau, value, cost, cost_axis, on_front from rewrite_router_pareto "
+                     "where corpus <> 'hand'").fetchall()
     by = defaultdict(list)
     for p in pts:
         by[p[0]].append(p)

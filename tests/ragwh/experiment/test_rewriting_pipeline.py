@@ -50,22 +50,66 @@ def test_precision_is_one_per_stack(tmp_path):
     assert (cfg.precision_of(cfg.embedder), cfg.precision_of("r")) == ("fp32", "fp32")
 
 
+READER_DEFAULT_VARS = {"reader_helpers": ["Q2D"], "reader_top_k": 5, "reader_sample": 200, "reader_sample_seed": 42,
+                       "reader_seeds": [42]}
+
+
 def test_analysis_and_reader_become_dbt_vars(tmp_path):
     from ragwh.experiment.config.rewriting import ReaderSpec
 
     cfg = parse_rewriting_config({**BASE, "analysis": {"bootstrap_b": 500, "router_taus": [0.5, 0.6], "rescue_seed": 123,
-                                                       "primary_metric": "nDCG@10"},
-                                  "reader": {"helpers": ["HyDE", "S4"], "top_k": 3}}, tmp_path / "a.yml")
-    assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 32)
+                                                       "primary_metric": "nDCG@10", "ensemble_seed": 2024,
+                                                       "predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
+                                                       "reference_ensemble": ["S1", "HyDE"]},
+                                  "reader": {"helpers": ["HyDE", "S4"], "top_k": 3, "sample": None, "seeds": [123, 42],
+                                             "mode": "long", "max_tokens": 100}}, tmp_path / "a.yml")
+    assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 100, (("h", "long"),), None, 42, (123, 42))
+    assert (cfg.reader.mode_of("h"), cfg.reader.max_tokens_of("h")) == ("long", 100)
     assert cfg.dbt_vars() == {"rewriting_bootstrap_b": 500, "router_taus": [0.5, 0.6], "rewriting_rescue_seed": 123,
-                              "rewriting_primary_metric": "nDCG@10", "reader_helpers": ["HyDE", "S4"], "reader_top_k": 3}
+                              "rewriting_primary_metric": "nDCG@10", "rewriting_ensemble_seed": 2024,
+                              "rewriting_predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
+                              "rewriting_reference_ensemble": ["S1", "HyDE"], "reader_helpers": ["HyDE", "S4"],
+                              "reader_top_k": 3, "reader_sample": None, "reader_sample_seed": 42, "reader_seeds": [123, 42]}
     plain = parse_rewriting_config(BASE, tmp_path / "b.yml")
-    assert plain.reader == ReaderSpec() and plain.dbt_vars() == {"reader_helpers": ["Q2D"], "reader_top_k": 5}
+    assert plain.reader == ReaderSpec(modes=(("h", "short"),)) and plain.dbt_vars() == READER_DEFAULT_VARS
+    assert (plain.reader.mode_of("h"), plain.reader.max_tokens_of("h")) == ("short", 32)
     # no reader without an LLM, or when asked for none: the dbt vars keep dbt_project.yml's defaults
     assert parse_rewriting_config({**BASE, "reader": "none"}, tmp_path / "c.yml").dbt_vars() == {}
     no_llm = parse_rewriting_config({**BASE, "llm": {"backend": "none"}, "rewriting": {"strategies": ["S1"]}},
                                     tmp_path / "d.yml")
     assert no_llm.reader is None and no_llm.dbt_vars() == {}
+
+
+def test_reader_mode_by_corpus(tmp_path):
+    """EnterpriseRAG-Bench's gold answers are sentences: its corpora read in long mode unless told otherwise."""
+    corpora = [{"name": "h", "loader": "hotpotqa", "sources": ["h.json"]},
+               {"name": "erb", "loader": "enterprise_rag", "sources": ["q.jsonl"]},
+               {"name": "amb", "loader": "ambignq", "sources": ["a.json"]}]
+    cfg = parse_rewriting_config({**BASE, "corpora": corpora}, tmp_path / "m.yml")
+    assert [(c, cfg.reader.mode_of(c), cfg.reader.max_tokens_of(c)) for c in ("h", "erb", "amb")] == [
+        ("h", "short", 32), ("erb", "long", 256), ("amb", "short", 32)]
+    cfg = parse_rewriting_config({**BASE, "corpora": corpora, "reader": {"mode": {"amb": "long", "erb": "short"}}},
+                                 tmp_path / "n.yml")
+    assert dict(cfg.reader.modes) == {"h": "short", "erb": "short", "amb": "long"}
+    assert {m for _, m in parse_rewriting_config({**BASE, "corpora": corpora, "reader": {"mode": "short"}},
+                                                 tmp_path / "o.yml").reader.modes} == {"short"}
+
+
+def test_paper_defaults_agree_with_dbt_project():
+    from ragwh.experiment.config.rewriting_analysis import (
+        DEFAULT_ENSEMBLE_SEED,
+        PAPER_PREDECLARED,
+        PAPER_REFERENCE,
+        ReaderSpec,
+    )
+
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    assert project["rewriting_ensemble_seed"] == DEFAULT_ENSEMBLE_SEED == 42
+    assert [tuple(p) for p in project["rewriting_predeclared_subsets"]] == list(PAPER_PREDECLARED)
+    assert tuple(project["rewriting_reference_ensemble"]) == PAPER_REFERENCE
+    spec = ReaderSpec()
+    assert {k: project[k] for k in ("reader_helpers", "reader_top_k", "reader_sample", "reader_sample_seed",
+                                    "reader_seeds")} == spec.dbt_vars()
 
 
 def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
@@ -76,6 +120,8 @@ def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
     # no seed 42: the rescue set is defined by the first configured seed, passed to dbt
     cfg = parse_rewriting_config({**BASE, "rewriting": {"seeds": [7, 8]}}, tmp_path / "s.yml")
     assert cfg.dbt_vars()["rewriting_rescue_seed"] == 7
+    # ... and so are the seed-42 ensemble scope and the reader's seed
+    assert cfg.dbt_vars()["rewriting_ensemble_seed"] == 7 and cfg.dbt_vars()["reader_seeds"] == [7]
     # another baseline: the reader's helpers may then include S1
     cfg = parse_rewriting_config({**BASE, "analysis": {"baseline": "S4"}, "reader": {"helpers": ["S1"]}}, tmp_path / "b.yml")
     assert cfg.dbt_vars()["rewriting_baseline"] == "S4" and cfg.reader.helpers == ("S1",)
@@ -118,6 +164,15 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
     ({"analysis": {"baseline": "S9"}}, r"analysis.baseline: 'S9' is not one of"),
     ({"analysis": {"alpha": 0.05}}, r"analysis.alpha: unknown key"),
     ({"reader": {"top_k": 11}}, r"reader.top_k: expected at most 10"),
+    ({"analysis": {"ensemble_seed": 7}}, r"analysis.ensemble_seed: 7 is not one of rewriting.seeds"),
+    ({"analysis": {"predeclared_subsets": [["S1", "Query2Doc"]]}}, r"analysis.predeclared_subsets\[0\]\[1\]: 'Query2Doc' is not one of"),
+    ({"analysis": {"predeclared_subsets": [["S1"]]}}, r"analysis.predeclared_subsets\[0\]: expected at least two distinct"),
+    ({"analysis": {"predeclared_subsets": [["S1", "Q2D"], ["Q2D", "S1"]]}}, r"a subset is listed twice"),
+    ({"analysis": {"reference_ensemble": ["S1", "S1-ann4"]}}, r"analysis.reference_ensemble\[1\]: 'S1-ann4' is not one of"),
+    ({"reader": {"mode": "medium"}}, r"reader.mode: 'medium' is not one of short, long"),
+    ({"reader": {"mode": {"other": "long"}}}, r"reader.mode.other: unknown key"),
+    ({"reader": {"sample": 0}}, r"reader.sample: expected an integer >= 1"),
+    ({"reader": {"seeds": [7]}}, r"reader.seeds: expected distinct seeds among rewriting.seeds"),
     ({"reader": {"helpers": ["S1-pool100"]}}, r"reader.helpers\[0\]: 'S1-pool100' is not one of"),
     ({"reader": {"helpers": ["S1"]}}, r"reader.helpers\[0\]: 'S1' is not one of"),  # the baseline itself
     ({"analysis": {"baseline": "S1-ann4"}}, r"analysis.baseline: 'S1-ann4' is not one of"),  # a control
@@ -207,7 +262,7 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         assert meta == {"rewriting_llm": "openai:test-model", "rewriting_tiny_model": "false"}
         # the reader answered S1, always-merge (Q2D) and the router; the answer marts scored it (the town = gold)
         settings = dict(con.execute("SELECT setting, count(*) FROM rewrite_answer_scores GROUP BY 1").fetchall())
-        assert set(settings) == {"S1", "always-merge", "router"} and settings["S1"] == 4 * 3
+        assert set(settings) == {"S1", "always-merge", "router"} and settings["S1"] == 4  # the reader reads seed 42 alone (reader.seeds)
         assert con.execute("SELECT min(f1), max(f1) FROM rewrite_answer_scores").fetchone() == (1.0, 1.0)
         assert con.execute("SELECT count(*) FROM rewrite_answer_quality").fetchone()[0] > 0
         assert len(readers) == con.execute("SELECT count(DISTINCT llm_call_key) FROM reader_answers").fetchone()[0]
