@@ -39,12 +39,13 @@ ORACLE = TableDef(
     caption=(f"{PRIMARY} of 'some member hits' over the complete groups for the ten best subsets of two or more "
              "strategies, against the subset's best member (paired bootstrap over queries)."),
     requires="rewrite_oracle",
-    sql="""SELECT corpus, embedder, reranker, subset, n_members, n_seeds, n_queries, oracle_hit, best_member,
-                  best_member_hit, delta, ci_low, ci_high, p_value
+    sql="""SELECT corpus, embedder, reranker, coalesce(seed::varchar, 'pooled') AS seed, subset, n_members, n_seeds,
+                  n_queries, oracle_hit, best_member, best_member_hit, delta, ci_low, ci_high, p_value
            FROM rewrite_oracle WHERE n_members >= 2
-           QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker
+           QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker, seed
                                       ORDER BY oracle_hit DESC, n_members, subset_mask) <= 10
-           ORDER BY corpus, embedder, reranker, oracle_hit DESC, n_members, subset_mask""",
+           ORDER BY corpus, embedder, reranker, seed NULLS LAST, oracle_hit DESC, n_members, subset_mask""",
+    group_by=("corpus", "embedder", "reranker", "seed"),
     columns=(column("members", "subset", "text"), column("oracle " + PRIMARY, "oracle_hit"),
              column("best member", "best_member", "text"), column(PRIMARY, "best_member_hit"),
              column("Δ", "delta", "delta"), column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")),
@@ -58,15 +59,18 @@ ENSEMBLES = TableDef(
              "best solo strategy (paired bootstrap over queries, Holm across the subsets of the rule)."),
     legend="Marks on Δ: Holm p < 0.05 *, < 0.01 **, < 0.001 ***.",
     requires="rewrite_ensembles",
-    sql=f"""SELECT corpus, embedder, reranker, rule, subset, n_members, metric, n_seeds, n_queries, mean_value, sd_seeds,
-                   best_solo, best_solo_value, delta, ci_low, ci_high, p_value, p_holm, family_size, is_best
+    sql=f"""SELECT corpus, embedder, reranker, coalesce(seed::varchar, 'pooled') AS seed, family, rule, subset, n_members,
+                   metric, n_seeds, n_queries, mean_value, sd_seeds, best_solo, best_solo_value, delta, ci_low, ci_high,
+                   p_value, p_holm, family_size, is_best
             FROM rewrite_ensembles WHERE metric = '{PRIMARY}' AND n_members >= 2
-            QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker, rule
+            QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker, seed, rule
                                        ORDER BY mean_value DESC, n_members, subset_mask) <= 5
-            ORDER BY corpus, embedder, reranker, rule, mean_value DESC, n_members, subset_mask""",
+            ORDER BY corpus, embedder, reranker, seed NULLS LAST, rule, mean_value DESC, n_members, subset_mask""",
+    group_by=("corpus", "embedder", "reranker", "seed"),
     columns=(column("rule", "rule", "text"), column("members", "subset", "text"),
              column(PRIMARY, kind="mean_sd", fields=("mean_value", "sd_seeds")),
-             column("best solo", "best_solo", "text"), column("Δ", "delta", "delta", marks="p_holm"),
+             column("family", "family", "text"), column("best solo", "best_solo", "text"),
+             column("Δ", "delta", "delta", marks="p_holm"),
              column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")), column("Holm p", "p_holm", "p")),
 )
 
@@ -90,17 +94,19 @@ ROUTER = TableDef(
 BUDGET = TableDef(
     name="rewriting-budget",
     title="Budget-matched controls",
-    caption=(f"{PRIMARY} of S1 with a larger rerank pool and over four seeded ANN indexes, against S1 and the best "
-             "ensemble: each control's gain over S1 (95% CI) and the share of the ensemble's gain it captures."),
+    caption=(f"{PRIMARY} of S1 with a larger rerank pool and over four seeded ANN indexes, against S1 and the reference "
+             "ensemble: each control's gain over S1 (95% CI) and the share of the reference ensemble's gain it captures."),
     requires="rewrite_budget_baselines",
-    sql=f"""SELECT corpus, embedder, reranker, control, metric, status, reason, n_seeds, n_queries, baseline_value,
-                   control_value, ensemble_rule, ensemble_subset, ensemble_value, gain_ensemble, gain_control, ci_low,
-                   ci_high, p_value, share_captured
-            FROM rewrite_budget_baselines WHERE metric = '{PRIMARY}' ORDER BY corpus, embedder, reranker, control""",
+    sql=f"""SELECT corpus, embedder, reranker, scope, coalesce(seed::varchar, 'pooled') AS seed, control, metric, status,
+                   reason, n_seeds, n_queries, baseline_value, control_value, reference_subset, reference_value,
+                   gain_control, ci_low, ci_high, p_value, gain_reference, share_captured
+            FROM rewrite_budget_baselines WHERE metric = '{PRIMARY}'
+            ORDER BY corpus, embedder, reranker, scope, seed NULLS LAST, control""",
+    group_by=("corpus", "embedder", "reranker", "scope", "seed"),
     columns=(column("control", "control", "text"), column("S1", "baseline_value"), column("control", "control_value"),
-             column("best ensemble", "ensemble_value"), column("control gain", "gain_control", "delta"),
+             column("reference ensemble", "reference_value"), column("control gain", "gain_control", "delta"),
              column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")),
-             column("ensemble gain", "gain_ensemble", "delta"), column("share captured", "share_captured", "pct")),
+             column("reference gain", "gain_reference", "delta"), column("share captured", "share_captured", "pct")),
 )
 
 ANSWERS = TableDef(
