@@ -7,3 +7,10 @@
     or (not regexp_matches('{{ wanted }}', '@(fp32|bf16|fp16)$')
         and regexp_replace({{ column }}, '@(fp32|bf16|fp16)$', '') = '{{ wanted }}'))
 {%- endmacro %}
+
+{#- names_model for a system named by another column (declared contrasts' arms): the same rule -#}
+{% macro names_system(column, wanted_column) -%}
+({{ column }} = {{ wanted_column }}
+    or (not regexp_matches({{ wanted_column }}, '@(fp32|bf16|fp16)$')
+        and regexp_replace({{ column }}, '@(fp32|bf16|fp16)$', '') = {{ wanted_column }}))
+{%- endmacro %}

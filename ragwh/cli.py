@@ -42,6 +42,7 @@ COMMAND_MODULES = [
     "ragwh.commands.retrieval",
     "ragwh.commands.induce",
     "ragwh.commands.generate",
+    "ragwh.commands.imports",
 ]
 
 for _name in COMMAND_MODULES:

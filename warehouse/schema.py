@@ -157,7 +157,11 @@ TABLES: dict[str, str] = {
         fingerprint VARCHAR NOT NULL,   -- hash of the inputs; a run is recomputed only when it changes
         k INTEGER NOT NULL,
         n_queries INTEGER NOT NULL,
-        created_at TIMESTAMP NOT NULL""",
+        created_at TIMESTAMP NOT NULL,
+        system_kind VARCHAR,            -- the first-stage system whose name `embedder` holds: 'dense' | 'bm25' | 'imported'
+                                        -- (NULL: a run written before systems were recorded, dense)
+        system_params VARCHAR           -- JSON: dense model, precision, instruction; BM25 k1, b, method, tokenizer,
+                                        -- stopwords, stemmer, versions; an imported run's file, sha256, lines, order""",
     # --- embedding windows (issue 13) ------------------------------------------------------------
     "text_tokens": """
         embedder VARCHAR NOT NULL,      -- as in embeddings (model name + precision suffix)

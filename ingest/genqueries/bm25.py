@@ -2,10 +2,10 @@
 
 Units are the corpus's ``structural:gold`` chunks when it has them, else its paragraphs (the report
 names which). Each unit's text is ``documents.text[char_start:char_end]``; queries and units are
-tokenized like the leakage filter (rouge-score's tokenizer, unstemmed). Scores are
-``rank_bm25.BM25Okapi`` with its defaults (k1 = 1.5, b = 0.75, epsilon = 0.25) over all units of the
-corpus; the top unit is the first maximum in unit order (doc_id, char_start). A query counts as a
-hit when its top unit overlaps one of its evidence spans (same document, ``max(starts) < min(ends)``).
+tokenized like the leakage filter (rouge-score's tokenizer, unstemmed). Scores are BM25 from ``bm25s``
+(:mod:`ingest.retrieval.bm25`, Lucene variant) with k1 = 1.5, b = 0.75 over all units of the corpus;
+the top unit is the first maximum in unit order (doc_id, char_start). A query counts as a hit when
+its top unit overlaps one of its evidence spans (same document, ``max(starts) < min(ends)``).
 """
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from collections import defaultdict
 
 import duckdb
 import numpy as np
-from rank_bm25 import BM25Okapi
-
 from ingest.genqueries.leakage import tokens
+from ingest.retrieval.bm25 import BM25Settings, build_index
+from ingest.retrieval.topk import topk_rows
+
+#: the diagnostic's BM25: bm25s's own defaults (and those of rank_bm25's Okapi, which it replaces)
+SETTINGS = BM25Settings(name="bm25-diagnostic", k1=1.5, b=0.75, method="lucene")
 
 
 def bm25_top1(con: duckdb.DuckDBPyConnection, corpus: str, query_ids: list[str]) -> dict:
@@ -31,7 +34,7 @@ def bm25_top1(con: duckdb.DuckDBPyConnection, corpus: str, query_ids: list[str])
         kind = "paragraphs"
     if not units or not query_ids:
         return {"units": kind, "n_units": len(units), "queries": 0, "top1_gold_rate": None, "by_type": {}}
-    bm25 = BM25Okapi([tokens(text[s:e]) for _, s, e, text in units])
+    index = build_index([tokens(text[s:e]) for _, s, e, text in units], SETTINGS)
     wanted = set(query_ids)
     queries = [q for q in con.execute(
         "SELECT query_id, text, query_type FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
@@ -42,8 +45,9 @@ def bm25_top1(con: duckdb.DuckDBPyConnection, corpus: str, query_ids: list[str])
             [corpus + "/"]).fetchall():
         spans[qid].append((doc_id, s, e))
     hits: dict[str, list[bool]] = defaultdict(list)
-    for qid, text, qtype in queries:
-        top = units[int(np.argmax(bm25.get_scores(tokens(text))))]
+    best, _ = topk_rows(index.scores([tokens(text) for _, text, _ in queries]), 1) if queries else (np.zeros((0, 1)), None)
+    for (qid, text, qtype), top_pos in zip(queries, best[:, 0]):
+        top = units[int(top_pos)]
         hit = any(d == top[0] and max(s, top[1]) < min(e, top[2]) for d, s, e in spans[qid])
         hits[qtype].append(hit)
     every = [h for hs in hits.values() for h in hs]

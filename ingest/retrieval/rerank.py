@@ -204,7 +204,8 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
             "score": pa.array(scores),
         })
         write_run(con, corpus=corpus_name, embedder=embedder_name, reranker=spec.name, condition=condition,
-                  runs=table, fp=fp, k=depth, n_queries=len(uq), routing=None)
+                  runs=table, fp=fp, k=depth, n_queries=len(uq), routing=None,
+                  system_params={"reranker": split_name(spec.name)[0], "precision": spec.precision, "depth": depth})
         reports.append({**report, "status": "computed", "rows": table.num_rows, "n_queries": len(uq),
                         "pairs_scored": len(todo)})
     return {"reranker": spec.name, "embedder": embedder_name, "depth": depth,

@@ -28,6 +28,7 @@ import csv
 import dataclasses
 import datetime as dt
 import hashlib
+import json
 
 import duckdb
 import numpy as np
@@ -294,14 +295,19 @@ def run_table(corpus: str, embedder: str, reranker: str, condition: str, query_i
 
 
 def write_run(con: duckdb.DuckDBPyConnection, *, corpus: str, embedder: str, reranker: str, condition: str,
-              runs: pa.Table, fp: str, k: int, n_queries: int, routing: pa.Table | None) -> None:
-    """Replace one run (and its routing, for first-stage runs) and its manifest row atomically."""
+              runs: pa.Table, fp: str, k: int, n_queries: int, routing: pa.Table | None,
+              system_kind: str = "dense", system_params: dict | None = None) -> None:
+    """Replace one run (and its routing, for first-stage runs) and its manifest row atomically.
+    ``system_kind`` ('dense' | 'bm25' | 'imported') and ``system_params`` (JSON) describe the first-stage
+    system whose name ``embedder`` holds."""
     key = "corpus = ? AND embedder = ? AND reranker = ? AND condition = ?"
     params = [corpus, embedder, reranker, condition]
     manifest = pa.table({
         "corpus": [corpus], "embedder": [embedder], "reranker": [reranker], "condition": [condition],
         "fingerprint": [fp], "k": pa.array([k], pa.int32()), "n_queries": pa.array([n_queries], pa.int32()),
         "created_at": pa.array([dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)], pa.timestamp("us")),
+        "system_kind": [system_kind],
+        "system_params": [json.dumps(system_params or {}, sort_keys=True)],
     })
     with transaction(con):
         replace_where(con, "runs", key, params, runs)
@@ -311,8 +317,14 @@ def write_run(con: duckdb.DuckDBPyConnection, *, corpus: str, embedder: str, rer
         replace_where(con, "run_manifest", key, params, manifest)
 
 
+def dense_params(spec: EmbedderSpec) -> dict:
+    """What ``run_manifest.system_params`` records for a dense embedder's runs."""
+    return {"model": spec.model_name, "precision": spec.precision, "query_instruction": spec.query_instruction,
+            "max_seq_length": spec.max_seq_length, "score": "inner product of L2-normalized vectors (cosine)"}
+
+
 def retrieve_condition(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condition: str, k: int,
-                       mode: str) -> dict:
+                       mode: str, params: dict | None = None) -> dict:
     """Compute (or skip when unchanged) one first-stage run; returns its report line."""
     index = load_index(con, embedder, corpus, condition)
     report = {"corpus": corpus, "condition": condition, "retrieval": mode, "n_chunks": len(index.chunk_ids),
@@ -341,7 +353,7 @@ def retrieve_condition(con: duckdb.DuckDBPyConnection, embedder: str, corpus: st
         })
     runs = run_table(corpus, embedder, "none", condition, index.query_ids, index.chunk_ids, positions, scores)
     write_run(con, corpus=corpus, embedder=embedder, reranker="none", condition=condition, runs=runs, fp=fp, k=k,
-              n_queries=len(index.query_ids), routing=routing)
+              n_queries=len(index.query_ids), routing=routing, system_params=params)
     return {**report, "status": "computed", "rows": runs.num_rows}
 
 
@@ -369,7 +381,8 @@ def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec 
     without chunks]}``; unchanged runs are skipped (``status = 'unchanged'``)."""
     if k < 1:
         raise RetrieveError(f"k must be >= 1, got {k}")
-    name = resolve_embedder(embedder, precision).name
+    spec = resolve_embedder(embedder, precision)
+    name = spec.name
     modes = retrieval_modes()
     unknown = sorted(set(conditions or []) - set(modes))
     if unknown:
@@ -381,6 +394,6 @@ def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec 
     reports = []
     with progress_bar(f"retrieving top-{k} with {name}", total=len(units), enabled=show_progress) as advance:
         for corpus_name, condition in units:
-            reports.append(retrieve_condition(con, name, corpus_name, condition, k, modes[condition]))
+            reports.append(retrieve_condition(con, name, corpus_name, condition, k, modes[condition], dense_params(spec)))
             advance(1)
     return {"embedder": name, "k": k, "conditions": reports, "empty": empty}

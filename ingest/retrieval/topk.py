@@ -41,6 +41,17 @@ def _tile_topk(tile: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return top, top_scores
 
 
+def topk_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of a dense score block (q x n), the ``k' = min(k, n)`` positions of the largest scores and
+    those scores, ordered by score descending then position ascending (exact under ties): the rule of
+    :func:`topk_inner_product`, for scores computed elsewhere (BM25)."""
+    kk = min(k, scores.shape[1])
+    if kk == 0 or scores.shape[0] == 0:
+        return np.empty((scores.shape[0], kk), dtype=np.int64), np.empty((scores.shape[0], kk), dtype=scores.dtype)
+    pos, top = _tile_topk(scores, kk)
+    return _sort_rows(pos, top, kk)
+
+
 def topk_inner_product(
     queries: np.ndarray,
     index: np.ndarray,

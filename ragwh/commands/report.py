@@ -1,4 +1,6 @@
-"""``ragwh report`` (the HTML report) and ``ragwh export trec`` (TREC run + qrels of one run)."""
+"""``ragwh report`` (the HTML report), ``ragwh export trec`` (TREC run, qrels and graded coverage qrels of one
+run), ``ragwh export corpus`` (a condition's exact texts as a BEIR corpus) and ``ragwh export tables`` (the
+papers' tables as LaTeX / CSV / Markdown, and the report's figures as SVG / PDF)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,6 +19,7 @@ def report_command(
     config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
     out: Optional[Path] = typer.Option(None, "--out", help="HTML file to write (default reports/<experiment>.html)"),
+    figures: Optional[Path] = typer.Option(None, "--figures", help="also write every figure there as SVG and PDF"),
 ) -> None:
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
@@ -34,7 +37,8 @@ def report_command(
     pipeline.not_run_reasons(runnable, skipped)
     con = connect(pipeline.warehouse, read_only=True)
     try:
-        path = write_report(con, cfg, out or REPORTS_DIR / f"{cfg.name}.html", not_run=pipeline.outcome.not_run)
+        path = write_report(con, cfg, out or REPORTS_DIR / f"{cfg.name}.html", not_run=pipeline.outcome.not_run,
+                            figures=figures)
     finally:
         con.close()
     console.print(f"report: {escape(str(path))}")
@@ -65,6 +69,78 @@ def export_trec_command(
         con.close()
     console.print(escape(f"run:   {result.run_file} ({result.run_lines} lines, {result.n_queries} queries)"))
     console.print(escape(f"qrels: {result.qrels_file} ({result.qrels_lines} lines)"))
+    if result.graded_file is not None:
+        console.print(escape(f"graded qrels (coverage gains x 10^12): {result.graded_file} ({result.graded_lines} lines)"))
+
+
+@export_app.command("corpus")
+def export_corpus_command(
+    condition: str = typer.Option(..., "--condition", help="condition whose texts to write (e.g. A3)"),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus (needed if the condition holds several)"),
+    out: Path = typer.Option(..., "--out", help="directory for corpus.jsonl, queries.jsonl, qrels/test.tsv"),
+    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
+) -> None:
+    """Write the exact texts a condition embeds (prefix + content, chunk ids as _id) as a BEIR corpus."""
+    from warehouse.db import connect
+    from ragwh.experiment.export import ExportError, export_corpus
+
+    console = Console()
+    con = connect(warehouse, read_only=True)
+    try:
+        result = export_corpus(con, condition, out, corpus=corpus)
+    except ExportError as exc:
+        console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
+    finally:
+        con.close()
+    console.print(escape(f"{result.directory}: {result.n_texts} texts of {result.corpus}/{result.condition}, "
+                         f"{result.n_queries} queries, {result.n_qrels} qrels lines"))
+    console.print(escape(f"a run over these ids comes back with: ragwh import run RUN --name NAME --condition "
+                         f"{result.condition} --corpus {result.corpus}"))
+
+
+@export_app.command("tables")
+def export_tables_command(
+    fmt: list[str] = typer.Option(["latex", "csv", "markdown"], "--format", help="latex | csv | markdown (repeatable)"),
+    out: Path = typer.Option(Path("exports/tables"), "--out", help="directory for the table files"),
+    figures: Optional[Path] = typer.Option(None, "--figures", help="also write every report figure there as SVG and PDF"),
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
+    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
+) -> None:
+    """Write the papers' tables (chunking Table 1 and 2; the rewriting study's) from the marts."""
+    from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment
+    from ragwh.experiment.pipeline.chunking import Pipeline
+    from ragwh.experiment.tables import export_tables
+    from warehouse.db import connect
+
+    console = Console()
+    try:
+        cfg = load_experiment(config)
+    except ConfigError as exc:
+        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2)
+    not_run: dict[str, str] = {}
+    if not isinstance(cfg, RewritingConfig):
+        pipeline = Pipeline(cfg, data=None, warehouse=warehouse, console=console)
+        pipeline.not_run_reasons(*cfg.runnable_conditions())
+        not_run = pipeline.outcome.not_run
+    con = connect(warehouse, read_only=True)
+    try:
+        result = export_tables(con, cfg, out, formats=fmt, figures=figures, not_run=not_run)
+    except ValueError as exc:
+        console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2)
+    finally:
+        con.close()
+    for path in result.files:
+        console.print(escape(f"table:  {path}"))
+    for path in result.figures:
+        console.print(escape(f"figure: {path}"))
+    for name, reason in result.skipped.items():
+        console.print(f"[yellow]not written[/] {escape(name)}: {escape(reason)}")
+    if not result.files:
+        console.print("[red]no table was written: build the marts first (`ragwh run`)[/]")
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,5 +1,6 @@
-"""``ragwh embed``, ``ragwh retrieve``, ``ragwh rerank``: thin wrappers over the stage functions
-:func:`ingest.retrieval.embed.embed_stage`, :func:`ingest.retrieval.retrieve.retrieve_stage`, :func:`ingest.retrieval.rerank.rerank_stage`."""
+"""``ragwh embed``, ``ragwh retrieve``, ``ragwh rerank``, ``ragwh bm25``: thin wrappers over the stage functions
+:func:`ingest.retrieval.embed.embed_stage`, :func:`ingest.retrieval.retrieve.retrieve_stage`,
+:func:`ingest.retrieval.rerank.rerank_stage`, :func:`ingest.retrieval.bm25.bm25_stage`."""
 from __future__ import annotations
 
 import typer
@@ -118,7 +119,38 @@ def rerank_command(
                   f"{escape(r['embedder'])} ({r['pairs_scored']} (query, text) pairs scored)")
 
 
+def bm25_command(
+    k: int = typer.Option(50, "--k", help="Chunks kept per query."),
+    condition: list[str] | None = typer.Option(None, "--condition", help="Only these conditions (repeatable)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+    name: str = typer.Option("bm25", "--name", help="System name stored in runs.embedder."),
+    k1: float = typer.Option(0.9, "--k1"),
+    b: float = typer.Option(0.4, "--b"),
+    method: str = typer.Option("lucene", "--method", help="lucene | robertson | atire (bm25s)"),
+    stopwords: str = typer.Option("english", "--stopwords", help="english (Lucene's 33 words) | none"),
+    stemmer: str = typer.Option("porter", "--stemmer", help="a PyStemmer algorithm (porter, english, ...) | none"),
+    warehouse: str | None = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
+) -> None:
+    """BM25 runs (bm25s) over every flat condition's texts, a system beside the dense embedders; unchanged runs are skipped."""
+    from ingest.retrieval.bm25 import BM25Settings, bm25_stage
+    from ingest.retrieval.embed import EmbedError
+    from ingest.retrieval.retrieve import RetrieveError
+
+    console = Console()
+    try:
+        settings = BM25Settings(name=name, k1=k1, b=b, method=method, stopwords=stopwords, stemmer=stemmer)
+    except ValueError as exc:
+        console.print(f"[red]bm25 failed:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    r = _run("bm25", warehouse, lambda con: bm25_stage(con, settings, k=k, conditions=condition or None, corpus=corpus),
+             (RetrieveError, EmbedError))
+    console.print(_runs_table(f"BM25 top-{r['k']} runs ({r['system']})", r["conditions"]))
+    for cond, reason in r["not_run"].items():
+        console.print(f"[yellow]{escape(cond)}: not run for BM25: {escape(reason)}[/yellow]")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("bm25")(bm25_command)
     app.command("embed")(embed_command)
     app.command("retrieve")(retrieve_command)
     app.command("rerank")(rerank_command)

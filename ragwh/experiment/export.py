@@ -1,4 +1,5 @@
-"""TREC exports: any stored run as a TREC run file plus the matching qrels, for ranx or trec_eval.
+"""Exports for other tools: any stored run as a TREC run file plus the matching qrels (ranx, trec_eval),
+the graded chunk gains of coverage-nDCG, and a condition's exact texts as a BEIR corpus.
 
 Run file lines: ``<query_id> Q0 <docno> <rank> <score> <tag>`` (rank 1-based, as stored in ``runs``;
 tag = ``<condition>|<embedder>|<reranker>``). Qrels lines: ``<query_id> 0 <docno> <relevance>``.
@@ -14,6 +15,28 @@ Levels:
 * ``document`` — docno is the ``doc_id``; the run keeps each document's best-ranked chunk (rank
   order, re-numbered 1..n, the chunk's score); qrels are ``qrels`` rows where the corpus has them
   (BEIR, HotpotQA), else the query's own document (relevance 1) for every query with evidence.
+
+Graded qrels (chunk level, span corpora: ``<tag>.cov.qrels``): the gain coverage-nDCG gives each chunk
+of the condition's index, ``gain(c) = (1/m) Σ_s |c ∩ S_s| / |S_s|`` over the query's m gold spans
+(the share of gold characters it covers, :mod:`udfs.metrics.cov_ndcg`), written as the integer
+``round(gain · 10^12)`` because TREC qrels (trec_eval, ranx) hold integer grades; nDCG is invariant
+to one scale for all gains, so ranx's / trec_eval's linear-gain ``ndcg@10`` on these files re-scores
+cov-nDCG@10 (to ~1e-11 from the rounding). Only the scorable queries of the run
+(``int_eval_queries.status = 'ok'``) are written, as the mart scores only those. The definitions
+coincide when the condition's chunks do not overlap one another (every chunking condition: chunks
+tile the body): each gold character is then covered by one chunk, so the static gain equals the
+*new* coverage the mart credits and the ideal ordering (gains sorted, descending) equals the mart's
+greedy ideal. They differ for overlapping chunks (the rewriting study's sentence windows: an outside
+tool credits overlapping characters twice, the mart once and caps at 1), for ties in score (an outside
+tool orders equal scores its own way; the mart uses the stored rank), and for queries the mart excludes.
+
+BEIR corpus (``export_corpus``): ``corpus.jsonl`` with ``_id`` = chunk_id, ``title`` '' and ``text`` = the
+exact text the condition embeds (prefix + stripped content, ``int_condition_texts.text``; metadata:
+doc_id, chunkset, char_start, char_end, is_fallback, text_hash), ``queries.jsonl`` (``_id`` = query_id,
+``text``), ``qrels/test.tsv`` (span corpora: the chunk relevance rule above; qrels corpora: each
+chunk inherits its document's judgment) and ``export.json`` (what was exported, counts, the rule). An
+outside system indexing ``text`` indexes exactly the warehouse's units; its TREC run over the chunk ids
+comes back with ``ragwh import run``.
 """
 from __future__ import annotations
 
@@ -23,6 +46,8 @@ from pathlib import Path
 import duckdb
 
 LEVELS = ("chunk", "document")
+#: graded qrels hold gain x GAIN_SCALE as integers (module docstring)
+GAIN_SCALE = 10 ** 12
 
 
 class ExportError(ValueError):
@@ -36,6 +61,8 @@ class TrecExport:
     n_queries: int
     run_lines: int
     qrels_lines: int
+    graded_file: Path | None = None  # <tag>.cov.qrels (chunk level, span corpora)
+    graded_lines: int = 0
 
 
 def _available(con: duckdb.DuckDBPyConnection) -> str:
@@ -121,4 +148,107 @@ def export_trec(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | P
     with open(qrels_file, "w", encoding="utf-8") as handle:
         for query_id, docno, relevance in qrels:
             handle.write(f"{query_id} 0 {docno} {relevance}\n")
-    return TrecExport(run_file, qrels_file, len({r[0] for r in run}), len(run), len(qrels))
+    graded_file, graded = None, []
+    if level == "chunk":
+        scorable = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_eval_queries'"
+                               ).fetchone()[0]
+        graded = con.execute(_GRADED_SQL.format(scorable="JOIN int_eval_queries e USING (query_id)" if scorable else "",
+                                                ok="AND e.status = 'ok'" if scorable else ""), params).fetchall()
+        graded_file = out / f"{safe}.cov.qrels"
+        with open(graded_file, "w", encoding="utf-8") as handle:
+            for query_id, docno, gain in graded:
+                handle.write(f"{query_id} 0 {docno} {round(gain * GAIN_SCALE)}\n")
+    return TrecExport(run_file, qrels_file, len({r[0] for r in run}), len(run), len(qrels), graded_file, len(graded))
+
+
+#: per (query, chunk of the condition's index): gain = mean over the query's spans of the covered share
+_GRADED_SQL = """
+    WITH q AS (SELECT DISTINCT r.query_id FROM runs r {scorable}
+               WHERE r.corpus = $corpus AND r.condition = $condition AND r.embedder = $embedder
+                 AND r.reranker = $reranker {ok}),
+    spans AS (SELECT e.query_id, e.doc_id, e.char_start, e.char_end, count(*) OVER (PARTITION BY e.query_id) AS m
+              FROM evidence e JOIN q USING (query_id)),
+    idx AS (SELECT DISTINCT chunk_id, doc_id, char_start, char_end FROM int_condition_texts
+            WHERE corpus = $corpus AND condition = $condition)
+    SELECT s.query_id, i.chunk_id,
+           sum((least(i.char_end, s.char_end) - greatest(i.char_start, s.char_start))::double
+               / (s.char_end - s.char_start) / s.m) AS gain
+    FROM spans s JOIN idx i ON i.doc_id = s.doc_id
+     AND least(i.char_end, s.char_end) > greatest(i.char_start, s.char_start)
+    GROUP BY ALL ORDER BY s.query_id, i.chunk_id"""
+
+
+@dataclass(frozen=True)
+class CorpusExport:
+    directory: Path
+    corpus: str
+    condition: str
+    n_texts: int
+    n_queries: int
+    n_qrels: int
+
+
+def export_corpus(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | Path, *,
+                  corpus: str | None = None) -> CorpusExport:
+    """Write the condition's exact texts, the corpus's queries and chunk qrels as a BEIR directory
+    (module docstring). ``corpus`` may be omitted when the condition holds one corpus."""
+    import json
+
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_condition_texts'"
+                       ).fetchone()[0]:
+        raise ExportError("the warehouse has no int_condition_texts model: run `ragwh run` (or dbt build) first")
+    corpora = [c for (c,) in con.execute("SELECT DISTINCT corpus FROM int_condition_texts WHERE condition = ? "
+                                         "AND (? IS NULL OR corpus = ?) ORDER BY 1", [condition, corpus, corpus]).fetchall()]
+    if not corpora:
+        held = con.execute("SELECT DISTINCT corpus || ' ' || condition FROM int_condition_texts ORDER BY 1").fetchall()
+        raise ExportError(f"no texts for condition={condition} corpus={corpus or '*'}; the warehouse holds (corpus "
+                          f"condition): {'; '.join(r[0] for r in held[:30]) or 'none'}")
+    if len(corpora) > 1:
+        raise ExportError(f"condition {condition} has texts in several corpora {corpora}: pass --corpus")
+    corpus = corpora[0]
+    texts = con.execute("""SELECT chunk_id, doc_id, chunkset, char_start, char_end, is_fallback, text_hash, text
+                           FROM int_condition_texts WHERE corpus = ? AND condition = ? ORDER BY chunk_id""",
+                        [corpus, condition]).fetchall()
+    unsafe = [t[0] for t in texts if any(ch.isspace() for ch in t[0])]
+    if unsafe:
+        raise ExportError(f"chunk id {unsafe[0]!r} holds whitespace: TREC runs could not name it")
+    queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
+    has_qrels = con.execute("SELECT count(*) FROM qrels q JOIN queries USING (query_id) WHERE corpus = ?",
+                            [corpus]).fetchone()[0] > 0
+    params = {"corpus": corpus, "condition": condition}
+    qrels = con.execute(_CORPUS_QRELS_DOC if has_qrels else _CORPUS_QRELS_SPAN, params).fetchall()
+    out = Path(out_dir)
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(out / "corpus.jsonl", "w", encoding="utf-8") as handle:
+        for chunk_id, doc_id, chunkset, start, end, fallback, text_hash, text in texts:
+            handle.write(json.dumps({"_id": chunk_id, "title": "", "text": text, "metadata": {
+                "doc_id": doc_id, "chunkset": chunkset, "char_start": start, "char_end": end,
+                "is_fallback": bool(fallback), "text_hash": text_hash}}, ensure_ascii=False) + "\n")
+    with open(out / "queries.jsonl", "w", encoding="utf-8") as handle:
+        for query_id, text in queries:
+            handle.write(json.dumps({"_id": query_id, "text": text}, ensure_ascii=False) + "\n")
+    with open(out / "qrels" / "test.tsv", "w", encoding="utf-8") as handle:
+        handle.write("query-id\tcorpus-id\tscore\n")
+        for query_id, chunk_id, relevance in qrels:
+            handle.write(f"{query_id}\t{chunk_id}\t{relevance}\n")
+    manifest = {"corpus": corpus, "condition": condition, "texts": len(texts), "queries": len(queries),
+                "qrels": len(qrels), "text": "prefix + content, exactly as the condition embeds it (int_condition_texts.text)",
+                "qrels_rule": ("each chunk inherits its document's judgment" if has_qrels else
+                               "chunk relevant iff it covers >= 50% of a gold span or lies >= 80% inside one"),
+                "import": f"ragwh import run RUN_FILE --name NAME --condition {condition} --corpus {corpus}"}
+    (out / "export.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return CorpusExport(out, corpus, condition, len(texts), len(queries), len(qrels))
+
+
+_CORPUS_QRELS_SPAN = """
+    SELECT e.query_id, i.chunk_id, 1 AS relevance
+    FROM evidence e JOIN queries q ON q.query_id = e.query_id AND q.corpus = $corpus
+    JOIN int_condition_texts i ON i.corpus = $corpus AND i.condition = $condition AND i.doc_id = e.doc_id
+    WHERE greatest(0, least(i.char_end, e.char_end) - greatest(i.char_start, e.char_start)) >= 0.5 * (e.char_end - e.char_start)
+       OR greatest(0, least(i.char_end, e.char_end) - greatest(i.char_start, e.char_start)) >= 0.8 * (i.char_end - i.char_start)
+    GROUP BY ALL ORDER BY 1, 2"""
+_CORPUS_QRELS_DOC = """
+    SELECT r.query_id, i.chunk_id, r.relevance
+    FROM qrels r JOIN queries q ON q.query_id = r.query_id AND q.corpus = $corpus
+    JOIN int_condition_texts i ON i.corpus = $corpus AND i.condition = $condition AND i.doc_id = r.doc_id
+    WHERE r.relevance > 0 ORDER BY 1, 2"""

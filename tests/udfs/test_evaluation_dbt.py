@@ -16,6 +16,7 @@ from udfs.metrics.span_recall import span_recall
 from udfs.metrics.token_budget import token_budget_coverage
 from udfs.mixed import mixedlm_contrast
 from udfs.multiple import holm
+from ingest.retrieval.imported import import_run
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
 from warehouse.paths import PROJECT_ROOT
@@ -43,10 +44,16 @@ def built(tmp_path_factory):
     con.execute("update runs set score = 'nan'::double where query_id = 'qasper/q00042' and condition = 'A3' and rank = 5")
     con.execute("delete from runs where condition = 'A1' and query_id in ('qasper/q00050', 'qasper/q00051', 'qasper/q00052')")
     _load_document_corpus(con)
+    _load_hand_corpus(con)
     con.close()
     extra = ["--target-path", str(tmp / "target")]
     run_dbt("seed", wh, vars=VARS, extra=extra)
     run_dbt("run", wh, select="+tag:evaluation", vars=VARS, extra=["--exclude", "tag:evaluation", *extra])
+    con = connect(wh)  # an outside system's TREC run over G3's chunk ids, ranks only (constant scores)
+    run_file = tmp / "outside.run"
+    run_file.write_text("".join(f"hand/q1 Q0 structural:gold|hand/d|{c} {r} 1.0 outside\n" for c, r in ((1, 3), (2, 1), (0, 2))))
+    import_run(con, run_file, "outside", "G3", corpus="hand")
+    con.close()
     run_dbt("build", wh, select="tag:evaluation", vars=VARS, extra=extra)
     con = connect(wh)  # same configuration as the connection dbt keeps open in this process
     yield con
@@ -76,6 +83,60 @@ def _load_document_corpus(con) -> None:
     con.executemany("insert into qrels values (?, ?, ?)", [(q, d, r) for q, j in QRELS.items() for d, r in j.items()])
     con.executemany("insert into runs values ('scifact', 'all-MiniLM-L6-v2', 'none', 'DOC', ?, ?, ?, ?)",
                     [(q, i + 1, f"doc|{d}|0", 1.0 - i / 10) for q, ds in DOC_RUNS.items() for i, d in enumerate(ds)])
+
+
+def _load_hand_corpus(con) -> None:
+    """One document whose body [3, 303) is three gold-structure chunks of 100 characters (250 content + 10
+    prefix tokens each) and one query with the gold span [153, 253)."""
+    con.execute("insert into documents values ('hand/d', 'hand', 'H', 'H\n\n' || repeat('x', 300), null, 'test', 'hand')")
+    con.executemany("insert into chunks values ('structural:gold', ?, 'hand/d', ?, ?, ?, 250, 0)",
+                    [(f"structural:gold|hand/d|{i}", i, 3 + 100 * i, 103 + 100 * i) for i in range(3)])
+    con.executemany("insert into chunk_prefixes values ('structural:gold', ?, 'path', 3, '[H]\n\n', 10)",
+                    [(f"structural:gold|hand/d|{i}",) for i in range(3)])
+    con.execute("insert into queries values ('hand/q1', 'hand/d', 'hand', 'which x', 'extractive')")
+    con.execute("insert into evidence values ('hand/q1', 0, 'hand/d', 153, 253, 'exact')")
+
+
+def test_an_imported_run_scores_to_hand_computed_values(built):
+    """The imported ranks (chunk 2, chunk 0, chunk 1: constant scores, so the file's ranks decide) scored by hand:
+    chunk 2 covers 50 of the span's 100 characters, chunk 0 none, chunk 1 the other 50."""
+    got = dict(built.execute("select metric, value from query_metrics where embedder = 'outside'").fetchall())
+    assert [c for (c,) in built.execute("select chunk_id from runs where embedder = 'outside' order by rank").fetchall()] == \
+        ["structural:gold|hand/d|2", "structural:gold|hand/d|0", "structural:gold|hand/d|1"]
+    dcg = 0.5 + 0.5 / np.log2(4)
+    ideal = 0.5 + 0.5 / np.log2(3)
+    expected = {"cov-nDCG@10": dcg / ideal,
+                "nDCG@10": (1 + 1 / np.log2(4)) / (1 + 1 / np.log2(3)),  # both halves are relevant (>= 50% of the span)
+                "MRR": 1.0, "R@50": 1.0,
+                "TBC@512": 0.5,  # 260 tokens per chunk: only the first fits in 512
+                "TBC@1024": 1.0, "TBC@2048": 1.0}
+    assert got == pytest.approx(expected, abs=1e-12)
+    kind, params = built.execute("select system_kind, system_params from run_manifest where embedder = 'outside'").fetchone()
+    assert kind == "imported" and '"order": "score descending' in params
+
+
+def test_graded_qrels_rescored_by_ranx_equal_cov_ndcg(built, tmp_path):
+    """`ragwh export trec`'s coverage gains, re-scored with ranx's nDCG@10, equal the mart's cov-nDCG@10 within 1e-9
+    (the chunks of a condition tile their document: the definitions coincide) for every query whose top 10 holds no
+    tied score (ranx orders ties its own way, the mart by the stored rank)."""
+    from ranx import Qrels, Run, evaluate
+
+    from ragwh.experiment.export import export_trec
+
+    out = export_trec(built, "G3", tmp_path, corpus="qasper", embedder="all-MiniLM-L6-v2")
+    qrels = Qrels.from_file(str(out.graded_file), kind="trec")
+    run = Run.from_file(str(out.run_file), kind="trec")
+    kept = sorted(set(qrels.keys()))
+    scores = evaluate(qrels, Run({q: dict(run[q]) for q in kept}), "ndcg@10", return_mean=False)
+    mart = dict(built.execute("""select query_id, value from query_metrics where corpus = 'qasper' and condition = 'G3'
+                                 and embedder = 'all-MiniLM-L6-v2' and reranker = 'none' and metric = 'cov-nDCG@10'""").fetchall())
+    assert set(kept) == set(mart)
+    tied = {q for (q,) in built.execute("""select query_id from runs where condition = 'G3' and corpus = 'qasper'
+        and embedder = 'all-MiniLM-L6-v2' and reranker = 'none' and rank <= 11 group by query_id
+        having count(distinct score) < count(*)""").fetchall()}
+    compared = [(q, s) for q, s in zip(kept, scores) if q not in tied]
+    assert len(compared) > 40
+    assert max(abs(s - mart[q]) for q, s in compared) < 1e-9
 
 
 def test_document_level_metrics_equal_ranx(built):
@@ -206,10 +267,14 @@ def test_contrasts_equal_bootstrap_holm_dz_and_mixedlm(built):
 
 
 def test_exploratory_marts(built):
-    means = built.execute("""select mean_value from condition_means
-                             where condition = 'G3' and metric = 'R@50'""").fetchone()[0]
-    assert means == pytest.approx(built.execute(
-        "select avg(value) from query_metrics where condition = 'G3' and metric = 'R@50'").fetchone()[0])
+    means = built.execute("""select mean_value, ci_low, ci_high, n_docs from condition_means
+                             where corpus = 'qasper' and condition = 'G3' and metric = 'R@50'""").fetchone()
+    values = built.execute("""select value, doc_id from query_metrics where corpus = 'qasper' and condition = 'G3'
+                              and metric = 'R@50' order by doc_id, query_id""").fetchall()
+    assert means[0] == pytest.approx(np.mean([v for v, _ in values]))
+    ref = cluster_bootstrap([v for v, _ in values], [d for _, d in values], B, SEED)  # the contrasts' kernel, B, seed
+    assert (means[1], means[2], means[3]) == (pytest.approx(ref.ci_low, abs=1e-12), pytest.approx(ref.ci_high, abs=1e-12),
+                                               ref.n_clusters)
     dose = built.execute("select n_levels, n_queries, n_dropped, slope from dose_response where family = 'induced'").fetchone()
     per_query = built.execute("""
         select regr_slope(value, case condition when 'A2' then 0 when 'A3-d1' then 1 when 'A3-d2' then 2 else 3 end)

@@ -6,6 +6,7 @@ select
     contrast::varchar as contrast,
     corpus::varchar as corpus,
     embedder::varchar as embedder,
+    control_embedder::varchar as control_embedder,
     reranker::varchar as reranker,
     metric::varchar as metric,
     n_queries::bigint as n_queries,

@@ -1,28 +1,40 @@
 {{ config(tags=['evaluation'], alias='contrasts') }}
--- The contrast family per cell (table `contrasts`): mean paired delta (treatment - control) with its
+-- The contrast families per cell (table `contrasts`): mean paired delta (treatment - control) with its
 -- document-clustered bootstrap CI and two-sided p, Holm step-down p across the contrasts of the
--- same cell (udfs/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms
--- both have runs in the cell, so a missing arm shows as a smaller family, never silently), Cohen's dz. is_primary marks the pre-registered cell (vars
--- primary_metric x primary_embedder x primary_reranker); every other cell is exploratory.
-with family as (
+-- same family and cell (udfs/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms
+-- both have runs in the cell, so a missing arm shows as a smaller family, never silently), Cohen's dz.
+-- family: 'preregistered' (C1-C4 of the seed contrast_family) or 'declared' (an experiment's own
+-- contrasts, var declared_contrasts, possibly between two systems: embedder = the treatment arm's,
+-- control_embedder = the control's); a declared contrast never changes C1-C4's Holm p.
+-- is_primary marks the pre-registered cell (vars primary_metric x primary_embedder x primary_reranker);
+-- every other cell is exploratory.
+with arms as (
+    {{ contrast_arms() }}
+),
+
+family as (
     select
-        corpus, embedder, reranker, metric,
-        list(contrast order by contrast) as contrasts,
+        family, corpus, embedder, reranker, metric,
+        list({'contrast': contrast, 'control_embedder': control_embedder} order by contrast, control_embedder) as keys,
         count(*) as family_size,
-        holm_adjust(list(p_value order by contrast)) as adjusted
+        holm_adjust(list(p_value order by contrast, control_embedder)) as adjusted
     from {{ ref('int_contrast_bootstrap') }}
-    group by corpus, embedder, reranker, metric
+    group by family, corpus, embedder, reranker, metric
 ),
 
 holm as (
-    select corpus, embedder, reranker, metric, family_size, unnest(contrasts) as contrast, unnest(adjusted) as p_holm
+    select family, corpus, embedder, reranker, metric, family_size, unnest(keys) as key, unnest(adjusted) as p_holm
     from family
 )
 
 select
     b.contrast::varchar as contrast,
+    b.family::varchar as family,
+    a.treatment::varchar as treatment,
+    a.control::varchar as control,
     b.corpus::varchar as corpus,
     b.embedder::varchar as embedder,
+    b.control_embedder::varchar as control_embedder,
     b.reranker::varchar as reranker,
     b.metric::varchar as metric,
     b.n_queries::bigint as n_queries,
@@ -39,5 +51,6 @@ select
     b.n_far_side::bigint as n_far_side
 from {{ ref('int_contrast_bootstrap') }} as b
 inner join holm as h
-    on h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker
-    and h.metric = b.metric and h.contrast = b.contrast
+    on h.family = b.family and h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker
+    and h.metric = b.metric and h.key.contrast = b.contrast and h.key.control_embedder = b.control_embedder
+inner join arms as a on a.contrast = b.contrast

@@ -9,7 +9,7 @@
 with ran as (
     select distinct corpus, embedder, condition
     from {{ ref('stg_run_manifest') }}
-    where reranker = 'none'
+    where reranker = 'none' and coalesce(system_kind, 'dense') = 'dense'  -- BM25 and imported runs embed nothing
 )
 
 select

@@ -27,7 +27,7 @@ select
 from {{ ref('contrast_results') }} as c
 inner join {{ ref('contrast_mde') }} as d
     on d.contrast = c.contrast and d.corpus = c.corpus and d.embedder = c.embedder
-    and d.reranker = c.reranker and d.metric = c.metric
+    and d.control_embedder = c.control_embedder and d.reranker = c.reranker and d.metric = c.metric
 left join {{ ref('int_contrast_mixedlm') }} as m
     on m.contrast = c.contrast and m.corpus = c.corpus and m.embedder = c.embedder
     and m.reranker = c.reranker and m.metric = c.metric

@@ -26,6 +26,17 @@ Example (``experiments/cpu.yml``)::
     primary: {metric: cov-nDCG@10, embedder: strong, reranker: none}
     limit: null
 
+``retrievers`` (default ``[dense]``): the first-stage systems; ``[dense, bm25]`` also ranks every flat
+condition's texts with BM25 (:mod:`ingest.retrieval.bm25`), stored under the system name ``bm25`` in
+the ``embedder`` column, with its parameters in ``bm25:`` (``name``, ``k1`` 0.9, ``b`` 0.4, ``method``
+lucene, ``stopwords`` english, ``stemmer`` porter; recorded in ``run_manifest.system_params``).
+``contrasts`` may also declare contrasts between any two systems or conditions: a mapping
+``{name: dense-vs-bm25, treatment: A3@all-MiniLM-L6-v2, control: A3@bm25}`` (an arm is ``CONDITION`` or
+``CONDITION@SYSTEM``, the system a stored embedder name without or with its precision suffix, ``bm25``
+or an imported run's name; without ``@`` both arms are read in every cell), computed with the same
+document-clustered bootstrap as C1-C4 and Holm-adjusted within their own family (``declared``) per
+cell (dbt var ``declared_contrasts``).
+
 ``precision`` (top level, and per embedder / reranker to override it): ``auto`` (default: bf16 on a
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
 (:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
@@ -42,6 +53,7 @@ from typing import Any
 
 import yaml
 
+from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from warehouse.paths import PROJECT_ROOT
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
@@ -147,6 +159,9 @@ class ExperimentConfig:
     limit: int | None
     source_file: Path
     precision: str = "auto"  # the default of every model; also the TextTiling inducer's paragraph vectors
+    retrievers: tuple[str, ...] = ("dense",)
+    bm25: Any = None  # ingest.retrieval.bm25.BM25Settings when "bm25" is among the retrievers
+    declared: tuple[DeclaredContrast, ...] = ()
 
     @property
     def strong_embedder(self) -> EmbedderSpec:
@@ -177,6 +192,7 @@ class ExperimentConfig:
             "bootstrap_b": self.bootstrap_b,
             "bootstrap_seed": self.bootstrap_seed,
             "k": self.k,
+            "declared_contrasts": [d.var() for d in self.declared],
         }
 
     def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
@@ -205,8 +221,9 @@ class ExperimentConfig:
 
 _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25",
 }
+
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
 
 
@@ -408,13 +425,27 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     valid = known_conditions()
     for i, cond in enumerate(conditions):
         r.choice(cond, f"conditions[{i}]", valid)
-    contrasts = r.strings(raw["contrasts"], "contrasts")
+    if not isinstance(raw["contrasts"], list):
+        raise r.fail("contrasts", f"expected a list, got {type(raw['contrasts']).__name__}")
+    contrasts, declared = [], []
     defined = known_contrasts()
-    for i, con in enumerate(contrasts):
+    for i, con in enumerate(raw["contrasts"]):
+        if isinstance(con, dict):
+            declared.append(declared_contrast(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)]))
+            continue
+        con = r.string(con, f"contrasts[{i}]")
         r.choice(con, f"contrasts[{i}]", sorted(defined))
         for arm in defined[con]:
             if arm not in conditions:
                 raise r.fail(f"contrasts[{i}]", f"{con} compares {' - '.join(defined[con])} but {arm} is not in conditions")
+        contrasts.append(con)
+
+    retrievers = r.strings(raw.get("retrievers", ["dense"]), "retrievers")
+    for i, name in enumerate(retrievers):
+        r.choice(name, f"retrievers[{i}]", RETRIEVERS)
+    if "dense" not in retrievers or len(set(retrievers)) != len(retrievers):
+        raise r.fail("retrievers", f"expected 'dense' and optionally 'bm25', each once, got {retrievers}")
+    bm25 = bm25_settings(r, raw.get("bm25"), "bm25" in retrievers)
 
     k = r.integer(raw.get("k", 50), "k", 1)
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
@@ -460,4 +491,8 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         limit=limit,
         source_file=file,
         precision=precision,
+        retrievers=tuple(retrievers),
+        bm25=bm25,
+        declared=tuple(declared),
     )
+

@@ -46,6 +46,9 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
 
 ``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 
+``demo: true`` reads the corpus sources from the package's demo data (``experiments/demo-rewriting.yml``:
+``demo-rewriting.hotpot.json``, 30 questions written for this project) instead of ``--data``.
+
 Loaders: ``hotpotqa`` (options ``split`` and ``limit``: the first N questions in file order; the
 top-level ``limit`` / ``--limit`` overrides it for every hotpotqa corpus), ``beir`` (``split``; the source is the directory's
 ``corpus.jsonl``), ``enterprise_rag`` (source: ``questions.jsonl``; option ``documents``: the export,
@@ -93,7 +96,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
               "135M-parameter model that runs anywhere); they exercise the pipeline and do not reproduce the study. "
               "Serve a real model (llm.backend openai / vllm) for results.")
 
-_TOP = {"name", "study", "description", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
+_TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader"}
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann"}
@@ -138,7 +141,14 @@ class RewritingConfig:
         return TINY_LABEL.format(model=model) if self.llm.backend != "none" and is_tiny_model(model) else None
 
     def resolve_sources(self, corpus: CorpusSpec, data: Path | None) -> list[Path]:
-        """The corpus's source files under ``data`` (the loader's path option is checked by the loader)."""
+        """The corpus's source files under ``data`` (a demo config: the package's demo data; the loader's
+        path option is checked by the loader)."""
+        if self.demo:
+            from importlib import resources
+
+            from ragwh.experiment.config.chunking import DEMO_PACKAGE
+
+            data = Path(str(resources.files(DEMO_PACKAGE)))
         if data is None:
             raise ConfigError(f"{self.source_file}: corpus {corpus.name!r} reads files relative to a data directory; "
                               "pass --data DIR or set RAGWH_DATA (e.g. RAGWH_DATA=../shared/data)")
@@ -210,8 +220,12 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
     analysis = parse_analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
     reader = parse_reader(r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE),
                           corpora)
+    demo = raw.get("demo", False)
+    if not isinstance(demo, bool):
+        raise r.fail("demo", f"expected true/false, got {demo!r}")
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
-                           reranker, llm, limit, settings, file, precision=precision, analysis=analysis, reader=reader)
+                           reranker, llm, limit, settings, file, demo=demo, precision=precision, analysis=analysis,
+                           reader=reader)
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:

@@ -6,4 +6,9 @@ any paper), with nested ``' ::: '`` section names, one container section without
 questions (extractive, abstractive, boolean and one unanswerable) whose evidence paragraphs are copied
 exactly from the papers' paragraphs. It exists so that ``ragwh run`` works offline; the numbers it
 produces are demo numbers, not results.
+
+``demo-rewriting.hotpot.json``: the query-rewriting study's demo corpus (``experiments/demo-rewriting.yml``), in
+the HotpotQA distractor layout: 30 questions (26 bridge, 4 comparison) about a fictional archipelago, each with
+its gold answer, two supporting paragraphs (its qrels) and three distractors, over 36 paragraphs written for
+this project. Demo numbers, not results.
 """

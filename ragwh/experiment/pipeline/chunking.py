@@ -3,7 +3,10 @@
 Stages, in order, each over the config's corpora / embedders / rerankers::
 
     ingest -> [queries] -> induce -> chunk -> [contexts] -> dbt build +tag:conditions -> embed
-           -> retrieve -> rerank -> dbt build +tag:evaluation -> report
+           -> retrieve -> rerank -> [bm25] -> dbt build +tag:evaluation -> report
+
+``bm25`` (``retrievers: [dense, bm25]``) ranks every flat condition's texts with BM25
+(:mod:`ingest.retrieval.bm25`), a system beside the dense embedders.
 
 ``queries`` (LLM-generated, leakage-filtered queries) runs for Wikipedia corpora whose config
 option ``generate_queries`` is true (the default) when an LLM backend is configured (option
@@ -56,6 +59,8 @@ STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
                "project) run through the CPU experiment. Point --config/--data at real data for results.")
 REPORTS_DIR = PROJECT_ROOT / "reports"
+#: the code a report is rendered by (its sections and the paper tables): part of the report stage's inputs
+REPORT_CODE = ("ragwh/experiment/report/*.py", "ragwh/experiment/tables/*.py")
 
 
 class PipelineError(RuntimeError):
@@ -358,6 +363,37 @@ class Pipeline:
                                lambda c=corpus.name, m=emb.model, r=rr.model: self._rerank_one(c, m, r, runnable),
                                outputs=stage_outputs.rerank(corpus.name, name, self.reranker_name(rr.model)))
 
+    def bm25(self, runnable: list[str]) -> None:
+        """BM25 runs of every flat runnable condition (``retrievers: [dense, bm25]``); two-stage conditions
+        are listed as not run for BM25."""
+        settings = self.config.bm25
+        if settings is None:
+            return
+        import json
+
+        from ingest.retrieval.retrieve import retrieval_modes
+
+        modes = retrieval_modes()
+        for condition in runnable:
+            if modes.get(condition) == "two_stage":
+                self.outcome.not_run[f"{condition}@{settings.name}"] = (
+                    "two-stage routing ranks sections by the mean of their chunks' embedding vectors; BM25 has none")
+        for corpus in self.config.corpora:
+            parts = [manifest.table_digest(self.con, "int_condition_texts", "corpus = ?", [corpus.name],
+                                           ("condition", "chunk_id", "text_hash")),
+                     manifest.table_digest(self.con, "queries", "corpus = ?", [corpus.name], ("query_id", "text")),
+                     json.dumps(settings.params(), sort_keys=True), f"k={self.config.k}", ",".join(runnable)]
+            self.stage("bm25", f"{corpus.name}|{settings.name}", parts,
+                       lambda c=corpus.name: self._bm25_one(c, runnable),
+                       outputs=stage_outputs.retrieve(corpus.name, settings.name))
+
+    def _bm25_one(self, corpus: str, runnable: list[str]) -> str:
+        from ingest.retrieval.bm25 import bm25_stage
+
+        report = bm25_stage(self.con, self.config.bm25, k=self.config.k, conditions=runnable, corpus=corpus)
+        unmatched = sum(r.get("n_unmatched", 0) for r in report["conditions"])
+        return self._runs_detail(report) + (f"; {unmatched} query rankings empty (no shared term)" if unmatched else "")
+
     def _retrieve_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.retrieve import retrieve_stage as retrieve
         report = retrieve(self.con, model, k=self.config.k, conditions=runnable, corpus=corpus,
@@ -384,7 +420,7 @@ class Pipeline:
             return f"wrote {self.report_path}"
 
         parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(Path(__file__).parent / "report", ("*.py",))]
+                 manifest.project_digest(PROJECT_ROOT, REPORT_CODE)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 
@@ -440,7 +476,8 @@ class Pipeline:
             self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
             self.embed(runnable)
             self.retrieve(runnable)
-            run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank")]
+            self.bm25(runnable)
+            run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
             evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
             self.report(evaluation_fp)
         finally:

@@ -30,7 +30,7 @@ from warehouse import manifest
 from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline.outputs import Output
-from ragwh.experiment.pipeline.chunking import Pipeline, RunOutcome
+from ragwh.experiment.pipeline.chunking import REPORT_CODE, Pipeline, RunOutcome
 from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import PROJECT_ROOT
 
@@ -208,7 +208,7 @@ class RewritingPipeline(Pipeline):
             return f"wrote {self.report_path}"
 
         parts = [answers_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(Path(__file__).parent / "report", ("*.py",))]
+                 manifest.project_digest(PROJECT_ROOT, REPORT_CODE)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 

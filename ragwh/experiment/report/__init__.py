@@ -1,13 +1,15 @@
-"""The experiment report: ONE self-contained HTML file (figures embedded as base64 PNG).
+"""The experiment report: ONE self-contained HTML file (figures embedded as SVG; the rewriting sections' as PNG).
 
 Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
 ``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``condition_means``,
 ``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
 ``chunks``); the query-rewriting study's sections (report/rewriting.py) follow when its marts hold
-rows; a rewriting experiment's report (:func:`write_rewriting_report`) holds those sections alone. Per-condition means are unweighted means over queries; their error
-bars in the dose-response figure are ``mean ± 1.96·sd/√n`` over queries (a plain normal interval,
-not document-clustered: the clustered intervals are the contrasts' and the slopes'). A section whose
-inputs are absent says 'not run' and why, never shows an empty figure.
+rows; a rewriting experiment's report (:func:`write_rewriting_report`) holds those sections alone. Per-condition
+means are unweighted means over queries with their 95% document-clustered bootstrap intervals (the
+``condition_means`` mart); the primary contrasts and the means are the study's Table 1 and Table 2 as
+``ragwh export tables`` writes them (:mod:`ragwh.experiment.tables`). With ``figures`` (a directory)
+every figure is also written there as SVG and PDF. A section whose inputs are absent says 'not run'
+and why, never shows an empty figure.
 """
 from __future__ import annotations
 
@@ -39,14 +41,20 @@ from ragwh.experiment.report.data import (
     primary_cells,
     primary_embedder_name,
 )
-from ragwh.experiment.report.markup import CSS
+from ragwh.experiment.report.markup import CSS, figures_to
 from ragwh.experiment.report.rewriting import NAV as REWRITING_NAV
 from ragwh.experiment.report.rewriting import rewriting_sections
 
 
 def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,
-                  not_run: dict[str, str] | None = None) -> str:
-    """The whole report as one HTML string (see module docstring)."""
+                  not_run: dict[str, str] | None = None, figures: str | Path | None = None) -> str:
+    """The whole report as one HTML string (see module docstring); figures also written to ``figures``."""
+    with figures_to(figures):
+        return _render_report(con, config, embedder_name, not_run)
+
+
+def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,
+                   not_run: dict[str, str] | None = None) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,11 +86,11 @@ def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embe
         ("cuts", "cuts"), ("budget", "token budget"), ("routing", "section recall"), ("funnel", "funnel"),
         ("sizes", "size matching"), ("notrun", "not run"))) + "</nav>"
     sections = [
-        section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast")),
+        section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast"), con),
         section_truncation(mart(con, "embedding_truncation")),
         section_exclusions(con, cells),
-        section_forest(rows),
-        section_means(means, cells, metrics, not_run),
+        section_forest(rows, config.primary.metric),
+        section_means(con, cells, metrics, not_run),
         section_dose(means, cells, config.primary.metric,
                      mart(con, "dose_response", "ORDER BY corpus, embedder, reranker, family")),
         section_cuts(con, cells, config.primary.metric),
@@ -108,23 +116,34 @@ def _page(name: str, body: str) -> str:
 
 
 def write_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, path: str | Path,
-                 not_run: dict[str, str] | None = None) -> Path:
-    """Render the report and write it to ``path`` (parent folders created). Returns the path."""
+                 not_run: dict[str, str] | None = None, figures: str | Path | None = None) -> Path:
+    """Render the report and write it to ``path`` (parent folders created; figures also to ``figures``).
+    Returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    page = render_report(con, config, primary_embedder_name(con, config), not_run)
+    page = render_report(con, config, primary_embedder_name(con, config), not_run, figures)
     target.write_text(page, encoding="utf-8")
     return target
 
 
-def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dict[str, str] | None = None) -> str:
+def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dict[str, str] | None = None,
+                            figures: str | Path | None = None) -> str:
     """A rewriting experiment's report (``config``: a RewritingConfig): its header, the tiny-model
     banner when the rewrites came from the tiny packaged model, and the rewriting sections (or why
-    they are absent), then any stage that did not run and why."""
+    they are absent), then any stage that did not run and why; figures also written to ``figures``."""
+    with figures_to(figures):
+        return _render_rewriting_report(con, config, not_run)
+
+
+def _render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dict[str, str] | None = None) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     banner = f'<div class="banner">{html.escape(config.tiny_model_label)}</div>' if config.tiny_model_label else ""
+    if config.demo:
+        banner = ('<div class="banner">DEMO NUMBERS, NOT RESULTS. The bundled demo corpus (30 questions over 36 '
+                  "paragraphs written for this project) shows what the study produces; its numbers support no claim.</div>"
+                  + banner)
     corpora = ", ".join(f"{c.name} ({c.loader})" for c in config.corpora)
     meta = (f"<p class='meta'>Experiment <b>{html.escape(config.name)}</b> ({html.escape(config.description)}) · "
             f"corpora {html.escape(corpora)}" + (f", first {config.limit} questions" if config.limit else "")
@@ -142,9 +161,9 @@ def render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: dic
 
 
 def write_rewriting_report(con: duckdb.DuckDBPyConnection, config, path: str | Path,
-                           not_run: dict[str, str] | None = None) -> Path:
+                           not_run: dict[str, str] | None = None, figures: str | Path | None = None) -> Path:
     """Render a rewriting experiment's report and write it to ``path`` (parent folders created)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_rewriting_report(con, config, not_run), encoding="utf-8")
+    target.write_text(render_rewriting_report(con, config, not_run, figures), encoding="utf-8")
     return target

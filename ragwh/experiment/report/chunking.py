@@ -9,7 +9,7 @@ import duckdb
 
 from ragwh.experiment.config.chunking import ExperimentConfig
 from ragwh.experiment.report.data import Cell, condition_order, fetch_rows, mart
-from ragwh.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
+from ragwh.experiment.report.markup import PAPER_WIDTH, figure_name, fmt, fmt_p, html_table, not_run_note, section, svg
 
 #: (family, treatment conditions by prefix depth 0..3) for the dose-response figure.
 DOSE_FAMILIES = (("induced (A)", ("A2", "A3-d1", "A3-d2", "A3")), ("gold (G)", ("G2", "G3-d1", "G3-d2", "G3")))
@@ -29,13 +29,15 @@ def _contrast_table(rows: list[dict]) -> str:
     return html_table(headers, out, "contrasts")
 
 
-def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[str, str], mixed: list[dict]) -> str:
+def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[str, str], mixed: list[dict],
+                      con: duckdb.DuckDBPyConnection | None = None) -> str:
     what = ("Pre-registered contrasts: paired per-query differences (treatment − control) of the primary metric, "
             "their mean, a document-clustered bootstrap 95% CI and two-sided p "
             f"(B = {config.bootstrap_b:,}, seed {config.bootstrap_seed}; p = 0, no replicate on the far side of zero, "
             "is shown as < 1/B, and its Holm adjustment over m contrasts as < m/B), Holm-adjusted p across the contrast "
-            "family of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs; every other cell is "
-            "exploratory.")
+            "family of the cell, and Cohen's dz. ★ marks the primary cell fixed before the runs (its table is the study's "
+            "Table 1 as `ragwh export tables` writes it, showing the Holm p); every other cell is exploratory, and "
+            "contrasts an experiment declares (between systems or conditions) form their own Holm family.")
     missing = {k: v for k, v in not_run.items() if re.fullmatch(r"C\d+", k)}
     notes = "".join(f"<li>{html.escape(k)}: not run — {html.escape(v)}</li>" for k, v in sorted(missing.items()))
     notes = f"<ul class='notrun'>{notes}</ul>" if notes else ""
@@ -43,7 +45,7 @@ def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[
         return section("contrasts", "Primary cell: contrasts", what,
                         not_run_note("the contrasts mart is empty or absent (dbt evaluation models not built)") + notes)
     primary = [r for r in rows if r.get("is_primary")]
-    body = _table_or_note(primary, "no row of the contrasts mart is marked is_primary")
+    body = _table_or_note(primary, "no row of the contrasts mart is marked is_primary", con)
     if primary and mixed:
         table = [[html.escape(r["contrast"]), fmt(r.get("mde"), 4), fmt(r.get("mixed_coef"), 4),
                   f"[{fmt(r.get('mixed_ci_low'), 4)}, {fmt(r.get('mixed_ci_high'), 4)}]", fmt_p(r.get("mixed_p_value")),
@@ -54,7 +56,10 @@ def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[
     exploratory = [r for r in rows if not r.get("is_primary")]
     cells: dict[tuple, list[dict]] = {}
     for r in exploratory:
-        cells.setdefault((r["corpus"], r["embedder"], r["reranker"], r["metric"]), []).append(r)
+        key = (r["corpus"], r["embedder"], r["reranker"], r["metric"])
+        if r.get("family") == "declared":
+            key += ("declared",)
+        cells.setdefault(key, []).append(r)
     more = "".join(f"<h3>{html.escape(' · '.join(map(str, key)))}</h3>" + _contrast_table(group)
                    for key, group in cells.items())
     body += notes
@@ -63,9 +68,19 @@ def section_contrasts(rows: list[dict], config: ExperimentConfig, not_run: dict[
     return section("contrasts", "Primary cell: contrasts", what, body)
 
 
-def _table_or_note(primary: list[dict], note: str) -> str:
+def _table_or_note(primary: list[dict], note: str, con: duckdb.DuckDBPyConnection | None = None) -> str:
+    """The primary cell's contrasts: the study's Table 1 (the same numbers `ragwh export tables` writes)."""
     if not primary:
         return not_run_note(note)
+    if con is not None:
+        from ragwh.experiment.tables.build import Context, build
+        from ragwh.experiment.tables.chunking import TABLE1
+        from ragwh.experiment.tables.render import to_html
+
+        tables = build(con, TABLE1, Context())
+        if tables:
+            return "".join(f"<h3>★ {html.escape(' · '.join(map(str, t.group.values())))}</h3>" + to_html(t, "contrasts")
+                           for t in tables)
     r0 = primary[0]
     cell = f"{r0['corpus']} · {r0['embedder']} · reranker {r0['reranker']} · {r0['metric']}"
     return f"<h3>★ {html.escape(cell)}</h3>" + _contrast_table(primary)
@@ -120,49 +135,76 @@ def section_exclusions(con: duckdb.DuckDBPyConnection, cells: list[Cell]) -> str
     return section("exclusions", "Index coverage and evaluation exclusions", what, body)
 
 
-def section_forest(rows: list[dict]) -> str:
-    what = ("Every contrast in every cell as a point (mean Δ) with its 95% bootstrap CI; the dashed line is no "
-            "difference, filled markers are the primary cell, hollow ones exploratory.")
+def short_system(name: str) -> str:
+    """A system's short label for figures: the model's last path component, without its precision."""
+    return name.split("@", 1)[0].rsplit("/", 1)[-1]
+
+
+def section_forest(rows: list[dict], primary_metric: str = "cov-nDCG@10") -> str:
+    what = ("Every contrast in every cell as a point (mean Δ) with its 95% bootstrap CI, one panel per metric (the "
+            "primary metric first); the dashed line is no difference, filled markers are the primary cell, hollow ones "
+            "exploratory.")
     if not rows:
         return section("forest", "Forest plot of all contrasts", what, not_run_note("no contrasts were computed"))
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['contrast']} {r['metric']} · {r['embedder']}" + ("" if r["reranker"] == "none" else f" · {r['reranker']}")
-              + (f" · {r['corpus']}" if len({x['corpus'] for x in rows}) > 1 else "") for r in rows]
-    height = max(2.5, 0.28 * len(rows) + 1)
-    fig, ax = plt.subplots(figsize=(8, height))
-    for i, r in enumerate(rows):
-        y = len(rows) - i
-        lo, hi, m = r.get("ci_low"), r.get("ci_high"), r.get("mean_delta")
-        color = "#b03a2e" if r.get("is_primary") else "#34495e"
-        if lo is not None and hi is not None:
-            ax.plot([lo, hi], [y, y], color=color, lw=1.6)
-        ax.plot([m], [y], "o", color=color, mfc=color if r.get("is_primary") else "white", ms=6)
-    ax.axvline(0, ls="--", color="grey", lw=1)
-    ax.set_yticks(range(len(rows), 0, -1), labels, fontsize=8)
-    ax.set_xlabel("mean Δ (treatment − control) with 95% CI")
-    ax.grid(axis="x", alpha=0.3)
-    return section("forest", "Forest plot of all contrasts", what, png(fig))
+    metrics = sorted({r["metric"] for r in rows}, key=lambda m: (m != primary_metric, m))
+    several = {k: len({r[k] for r in rows}) > 1 for k in ("corpus", "embedder", "reranker")}
+
+    def label(r: dict) -> str:
+        parts = [r["contrast"]]
+        if several["embedder"] or r.get("control_embedder", r["embedder"]) != r["embedder"]:
+            system = short_system(r["embedder"])
+            if r.get("control_embedder", r["embedder"]) != r["embedder"]:
+                system += " vs " + short_system(r["control_embedder"])
+            parts.append(system)
+        if several["reranker"] and r["reranker"] != "none":
+            parts.append("+" + short_system(r["reranker"]))
+        if several["corpus"]:
+            parts.append(r["corpus"])
+        return " · ".join(parts)
+
+    panels = [[r for r in rows if r["metric"] == m] for m in metrics]
+    heights = [0.5 + 0.17 * len(p) for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(PAPER_WIDTH, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, metric, panel in zip(axes[:, 0], metrics, panels):
+        for i, r in enumerate(panel):
+            y = len(panel) - i
+            lo, hi, m = r.get("ci_low"), r.get("ci_high"), r.get("mean_delta")
+            color = "#b03a2e" if r.get("is_primary") else "#34495e"
+            if lo is not None and hi is not None:
+                ax.plot([lo, hi], [y, y], color=color, lw=1.2)
+            ax.plot([m], [y], "o", color=color, mfc=color if r.get("is_primary") else "white", ms=4)
+        ax.axvline(0, ls="--", color="grey", lw=0.8)
+        ax.set_yticks(range(len(panel), 0, -1), [label(r) for r in panel], fontsize=6.5)
+        ax.set_ylim(0.4, len(panel) + 0.6)
+        ax.set_title(metric, fontsize=7.5, loc="left", pad=2)
+        ax.tick_params(axis="x", labelsize=6.5)
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("mean Δ (treatment − control), 95% CI", fontsize=7)
+    fig.tight_layout(h_pad=0.6)
+    return section("forest", "Forest plot of all contrasts", what, svg(fig, "chunking-forest"))
 
 
-def section_means(means: list[dict], cells: list[Cell], metrics: list[str], not_run: dict[str, str]) -> str:
-    what = ("Mean of each metric per condition over the queries scored (rows: conditions in the order of the "
-            "conditions seed; columns: metrics; the study's Table 2 layout), for the primary embedder and reranker.")
-    if not means:
+def section_means(con: duckdb.DuckDBPyConnection, cells: list[Cell], metrics: list[str], not_run: dict[str, str]) -> str:
+    what = ("Mean of each metric per condition over the queries scored, with its 95% document-clustered bootstrap "
+            "interval (rows: conditions in the order of the conditions seed; columns: metrics; the study's Table 2, the "
+            "same numbers `ragwh export tables` writes), for the primary embedder and reranker; bold: the best condition.")
+    from ragwh.experiment.tables import chunking_context
+    from ragwh.experiment.tables.build import build
+    from ragwh.experiment.tables.chunking import table2
+    from ragwh.experiment.tables.render import to_html
+
+    ctx = chunking_context(cells, metrics)
+    tables = build(con, table2(ctx), ctx)
+    if not tables:
         return section("means", "Per-condition means", what, not_run_note("the condition_means mart is empty or absent"))
     order = {c: i for i, c in enumerate(condition_order())}
-    body = ""
-    for cell in cells:
-        sub = [m for m in means if (m["corpus"], m["embedder"], m["reranker"]) == (cell.corpus, cell.embedder, cell.reranker)]
-        if not sub:
-            body += not_run_note(f"no scored queries for {cell.corpus} · {cell.embedder} · {cell.reranker}")
-            continue
-        conds = sorted({m["condition"] for m in sub}, key=lambda c: order.get(c, 99))
-        value = {(m["condition"], m["metric"]): m for m in sub}
-        rows = [[html.escape(c)] + [fmt(value[(c, mt)]["mean"]) if (c, mt) in value else "–" for mt in metrics]
-                + [fmt(max(value[(c, mt)]["n"] for mt in metrics if (c, mt) in value))] for c in conds]
-        body += f"<h3>{html.escape(f'{cell.corpus} · {cell.embedder} · reranker {cell.reranker}')}</h3>"
-        body += html_table(["condition", *metrics, "n queries"], rows, "means")
+    body = "".join(f"<h3>{html.escape(' · '.join(map(str, t.group.values())))}</h3>" + to_html(t, "means") for t in tables)
+    have = {tuple(t.group.values()) for t in tables}
+    body += "".join(not_run_note(f"no scored queries for {c.corpus} · {c.embedder} · {c.reranker}")
+                    for c in cells if (c.corpus, c.embedder, c.reranker) not in have)
     absent = [f"{c} ({html.escape(r)})" for c, r in sorted(not_run.items(), key=lambda kv: order.get(kv[0], 99))
               if c in order]
     if absent:
@@ -172,7 +214,7 @@ def section_means(means: list[dict], cells: list[Cell], metrics: list[str], not_
 
 def section_dose(means: list[dict], cells: list[Cell], metric: str, slopes: list[dict]) -> str:
     what = (f"Mean {metric} against heading-path depth (0 = no prefix, 1 = [Title], 2 = [Title › Section], 3 = full "
-            "path) for induced and gold structure; bars are normal 95% intervals over queries. The table gives the "
+            "path) for induced and gold structure; bars are the 95% document-clustered bootstrap intervals of the means. The table gives the "
             "mean per-query slope (metric points per depth level) with its document-clustered bootstrap CI and p.")
     import matplotlib.pyplot as plt
 
@@ -184,17 +226,19 @@ def section_dose(means: list[dict], cells: list[Cell], metric: str, slopes: list
         fams = [(n, pts) for n, pts in fams if len(pts) >= 2]
         if not fams:
             continue
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = plt.subplots(figsize=(PAPER_WIDTH, 2.3))
         for (name, pts), color in zip(fams, ("#1f77b4", "#d35400")):
-            ax.errorbar([d for d, _ in pts], [p["mean"] for _, p in pts], yerr=[p["half_ci"] for _, p in pts],
-                        marker="o", capsize=3, label=name, color=color)
+            means = [p["mean"] for _, p in pts]
+            err = [[m - p["ci_low"] for m, (_, p) in zip(means, pts)], [p["ci_high"] - m for m, (_, p) in zip(means, pts)]]
+            ax.errorbar([d for d, _ in pts], means, yerr=err, marker="o", ms=3.5, capsize=2, lw=1, label=name, color=color)
         ax.set_xticks([0, 1, 2, 3])
-        ax.set_xlabel("prefix depth")
-        ax.set_ylabel(metric)
-        ax.set_title(f"{cell.corpus} · {cell.embedder}", fontsize=9)
-        ax.legend()
+        ax.set_xlabel("prefix depth", fontsize=7)
+        ax.set_ylabel(metric, fontsize=7)
+        ax.tick_params(labelsize=6.5)
+        ax.set_title(f"{cell.corpus} · {short_system(cell.embedder)}", fontsize=7.5)
+        ax.legend(fontsize=6.5)
         ax.grid(alpha=0.3)
-        figs += png(fig)
+        figs += svg(fig, figure_name(f"chunking-dose-{cell.corpus}-{short_system(cell.embedder)}"))
     body = figs or not_run_note(f"fewer than two depths of a family have {metric} scores")
     if slopes:
         table = [[fmt(r["family"]), fmt(r["corpus"]), fmt(r["embedder"]), fmt(r["reranker"]), fmt(r["metric"]),
@@ -244,21 +288,22 @@ def section_budget(means: list[dict], cells: list[Cell]) -> str:
                and _BUDGET.search(m["metric"])]
         if not sub:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, ax = plt.subplots(figsize=(PAPER_WIDTH, 2.6))
         colours = plt.get_cmap("tab20").colors
         for i, cond in enumerate(sorted({m["condition"] for m in sub}, key=lambda c: order.get(c, 99))):
             pts = sorted((int(_BUDGET.search(m["metric"]).group(2)), m["mean"]) for m in sub if m["condition"] == cond)
             style = "-" if cond.startswith("A") else "--" if cond.startswith("G") else ":"  # induced / gold / other
-            ax.plot([b for b, _ in pts], [v for _, v in pts], style, marker="o", label=cond, color=colours[i % 20])
+            ax.plot([b for b, _ in pts], [v for _, v in pts], style, marker="o", ms=3, lw=1, label=cond, color=colours[i % 20])
         ax.set_xscale("log", base=2)
         budgets = sorted({int(_BUDGET.search(m["metric"]).group(2)) for m in sub})
         ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.set_xlabel("token budget (content + prefix tokens)")
-        ax.set_ylabel("evidence coverage")
-        ax.set_title(f"{cell.corpus} · {cell.embedder}", fontsize=9)
-        ax.legend(fontsize=7, ncol=2)
+        ax.set_xlabel("token budget (content + prefix tokens)", fontsize=7)
+        ax.set_ylabel("evidence coverage", fontsize=7)
+        ax.tick_params(labelsize=6.5)
+        ax.set_title(f"{cell.corpus} · {short_system(cell.embedder)}", fontsize=7.5)
+        ax.legend(fontsize=5.5, ncol=3)
         ax.grid(alpha=0.3)
-        figs += png(fig)
+        figs += svg(fig, figure_name(f"chunking-budget-{cell.corpus}-{short_system(cell.embedder)}"))
     return section("budget", "Token-budget curves", what, figs or not_run_note("no token-budget metrics in query_metrics"))
 
 
@@ -289,12 +334,13 @@ def section_funnel(con: duckdb.DuckDBPyConnection, corpora: list[str]) -> str:
     body = ""
     questions = [r for r in rows if r["stage"] == "questions" and r["n"]]
     if questions:
-        fig, ax = plt.subplots(figsize=(7, 0.35 * len(questions) + 1))
+        fig, ax = plt.subplots(figsize=(PAPER_WIDTH, 0.2 * len(questions) + 0.6))
         labels = [f"{r['corpus']}: {r['reason']}" for r in questions]
         ax.barh(range(len(questions))[::-1], [r["n"] for r in questions], color="#5d6d7e")
-        ax.set_yticks(range(len(questions))[::-1], labels, fontsize=8)
-        ax.set_xlabel("questions")
-        body += png(fig)
+        ax.set_yticks(range(len(questions))[::-1], labels, fontsize=6.5)
+        ax.tick_params(axis="x", labelsize=6.5)
+        ax.set_xlabel("questions", fontsize=7)
+        body += svg(fig, "chunking-funnel")
     body += "<details><summary>full funnel table</summary>" + html_table(["corpus", "stage", "reason", "n"], table) + "</details>"
     return section("funnel", "Data funnel", what, body)
 
@@ -318,16 +364,18 @@ def section_sizes(con: duckdb.DuckDBPyConnection, corpora: list[str]) -> str:
     if not chunksets:  # document corpora (BEIR, HotpotQA): one chunk per document, nothing to match
         return section("sizes", "Size matching", what,
                        html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table))
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(PAPER_WIDTH, 2.3))
     for chunkset in chunksets:
         tokens = [t for (t,) in con.execute("SELECT content_tokens FROM chunks WHERE chunkset = ? AND "
                                             "list_contains(?, split_part(doc_id, '/', 1))", [chunkset, corpora]).fetchall()]
-        ax.hist(tokens, bins=30, histtype="step", lw=1.5, label=chunkset)
-    ax.set_xlabel("content tokens per chunk")
-    ax.set_ylabel("chunks")
-    ax.legend(fontsize=8)
+        ax.hist(tokens, bins=30, histtype="step", lw=1, label=chunkset)
+    ax.set_xlabel("content tokens per chunk", fontsize=7)
+    ax.set_ylabel("chunks", fontsize=7)
+    ax.tick_params(labelsize=6.5)
+    ax.legend(fontsize=6)
     return section("sizes", "Size matching", what,
-                    html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table) + png(fig))
+                    html_table(["corpus", "chunkset", "chunks", "mean content tokens", "median"], table)
+                    + svg(fig, "chunking-sizes"))
 
 
 def section_not_run(not_run: dict[str, str]) -> str:

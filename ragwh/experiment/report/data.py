@@ -46,8 +46,11 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     rows = fetch_rows(con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast")
     for r in rows:
         seed = questions.get(r["contrast"], {})
-        r["question"] = seed.get("question", "")
-        r["arms"] = f"{seed.get('treatment', '?')} − {seed.get('control', '?')}"
+        r["question"] = seed.get("question", "") or ("declared" if r.get("family") == "declared" else "")
+        treatment, control = r.get("treatment") or seed.get("treatment", "?"), r.get("control") or seed.get("control", "?")
+        if r.get("control_embedder", r["embedder"]) != r["embedder"]:
+            treatment, control = f"{treatment}@{r['embedder']}", f"{control}@{r['control_embedder']}"
+        r["arms"] = f"{treatment} − {control}"
     return rows
 
 
@@ -61,13 +64,18 @@ def metric_names(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
 
 
 def condition_means(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    """Rows of the ``condition_means`` mart with ``mean``, ``n`` and the normal-interval half-width
-    ``half_ci = 1.96 · sd / √n`` over queries."""
-    return fetch_rows(con, """
-        SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n,
-               1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS half_ci
-        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""") \
-        if relation_exists(con, "condition_means") else []
+    """Rows of the ``condition_means`` mart with ``mean``, ``n``, ``n_docs`` and the 95% document-clustered
+    bootstrap interval ``ci_low`` .. ``ci_high`` (a mart built before it had them: ``mean ± 1.96 · sd / √n``)."""
+    if not relation_exists(con, "condition_means"):
+        return []
+    has_ci = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'condition_means' "
+                         "AND column_name = 'ci_low'").fetchone()[0]
+    ci = ("ci_low, ci_high, n_docs" if has_ci else
+          "mean_value - 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_low, "
+          "mean_value + 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_high, NULL AS n_docs")
+    return fetch_rows(con, f"""
+        SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n, {ci}
+        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""")
 
 
 def primary_embedder_name(con: duckdb.DuckDBPyConnection, config: ExperimentConfig) -> str:

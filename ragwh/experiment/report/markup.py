@@ -1,11 +1,79 @@
-"""HTML and figure helpers of the report: number formatting, tables, embedded PNG figures, sections, CSS."""
+"""HTML and figure helpers of the report: number formatting, tables, embedded figures, sections, CSS.
+
+Figures: :func:`svg` embeds a figure as SVG and, inside :func:`figures_to`, also writes it as
+``<name>.svg`` and ``<name>.pdf`` (vector files for a paper; deterministic: fixed SVG ids, no dates).
+The chunking study's figures are drawn :data:`PAPER_WIDTH` inches wide (one column of a two-column
+paper); the rewriting sections embed PNG (:func:`png`) and write the same files when named.
+"""
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import html
 import io
 import math
 import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+#: one column of a two-column paper (ACL / ACM / IEEE: 3.3-3.5 in), inches
+PAPER_WIDTH = 3.4
+_SAVE = {"svg": {"metadata": {"Date": None}}, "pdf": {"metadata": {"CreationDate": None, "ModDate": None}}}
+
+
+@dataclass
+class FigureSink:
+    """Where :func:`svg` / :func:`png` write each named figure as SVG and PDF."""
+
+    directory: Path
+    written: list[Path] = field(default_factory=list)
+
+    def save(self, fig, name: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for ext, options in _SAVE.items():
+            path = self.directory / f"{name}.{ext}"
+            fig.savefig(path, format=ext, bbox_inches="tight", **options)
+            self.written.append(path)
+
+
+_SINK: contextvars.ContextVar[FigureSink | None] = contextvars.ContextVar("ragwh_figures", default=None)
+
+
+@contextlib.contextmanager
+def figures_to(directory: str | Path | None) -> Iterator[FigureSink | None]:
+    """Within the block, every named figure is also written to ``directory`` (None: nowhere)."""
+    if directory is None:
+        yield None
+        return
+    sink = FigureSink(Path(directory))
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
+def figure_name(text: str) -> str:
+    """A file stem from a figure's title (lowercase letters, digits, dashes)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def svg(fig, name: str) -> str:
+    """The figure embedded as SVG (and written as ``name``.svg / .pdf inside :func:`figures_to`)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "ragwarehouse"  # stable element ids: identical files on a rerun
+    sink = _SINK.get()
+    if sink is not None:
+        sink.save(fig, name)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", **_SAVE["svg"])
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="{html.escape(name)}" src="data:image/svg+xml;base64,{data}">'
 
 #: A table cell holding a number, an interval or a dash: right-aligned.
 NUMERIC = re.compile(r"(&lt;)?[\s\d.,+\-−\[\]–e/%]+(\s*<small>\(\d+\)</small>)?")
@@ -46,9 +114,14 @@ def html_table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def png(fig) -> str:
+def png(fig, name: str | None = None) -> str:
+    """The figure embedded as PNG (the rewriting sections); written as ``name``.svg / .pdf inside
+    :func:`figures_to` when named."""
     import matplotlib.pyplot as plt
 
+    sink = _SINK.get()
+    if sink is not None and name:
+        sink.save(fig, name)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)

@@ -17,7 +17,7 @@ import duckdb
 
 from ingest.llm.local_models import is_tiny_model
 from ragwh.experiment.report.data import fetch_rows, mart, relation_exists
-from ragwh.experiment.report.markup import fmt, fmt_p, html_table, not_run_note, png, section
+from ragwh.experiment.report.markup import figure_name, fmt, fmt_p, html_table, not_run_note, png, section
 
 PRIMARY = "HIT@10"
 METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
@@ -189,7 +189,7 @@ def section_router(con: duckdb.DuckDBPyConnection) -> str:
         ax.set_title(" · ".join(cell), fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        body += _cell_title(cell) + png(fig)
+        body += _cell_title(cell) + png(fig, figure_name(f"rewriting-router-{'-'.join(cell)}"))
     rules = [r for r in mart(con, "rewrite_router_tau", "ORDER BY corpus, embedder, reranker, helper, rule, source")
              if r["metric"] == PRIMARY]
     table = [[html.escape(f"{r['corpus']} · {r['helper']}"), html.escape(r["rule"]), html.escape(r["source"]), fmt(r["tau"]),
@@ -222,7 +222,7 @@ def section_complementarity(con: duckdb.DuckDBPyConnection) -> str:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
         fig.colorbar(im, ax=ax, label="Jaccard@10")
         ax.set_title(" · ".join(cell), fontsize=9)
-        body += _cell_title(cell) + png(fig)
+        body += _cell_title(cell) + png(fig, figure_name(f"rewriting-jaccard-{'-'.join(cell)}"))
     return section("rw-complementarity", "Complementarity: Jaccard@10 of top-10 sets", what, body)
 
 
@@ -252,7 +252,7 @@ def section_pareto(con: duckdb.DuckDBPyConnection) -> str:
         ax.grid(alpha=0.3)
         table = [[html.escape(r["setting"]), html.escape(r["helper"] or "–"), fmt(r["tau"], 2), fmt(r["value"]),
                   fmt(r["cost"], 1)] for r in front]
-        body += _cell_title(cell) + png(fig) + html_table(["on the front", "helper", "tau", PRIMARY, "cost"], table)
+        body += _cell_title(cell) + png(fig, figure_name(f"rewriting-pareto-{'-'.join(cell)}")) + html_table(["on the front", "helper", "tau", PRIMARY, "cost"], table)
     return section("rw-pareto", "Cost / accuracy Pareto front", what, body)
 
 

@@ -106,3 +106,25 @@ def test_the_stage_modules_import_on_their_own():
     for module in ("ingest.corpora.docs", "ingest.genqueries", "ingest.chunking.contexts"):
         done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
         assert done.returncode == 0, (module, done.stderr[-500:])
+
+
+def test_bm25_top1_gold_rate_by_hand(con):
+    """The diagnostic's BM25 (bm25s) puts the unit sharing the query's rare terms first; ties go to the first unit."""
+    from ingest.genqueries.bm25 import bm25_top1
+
+    text = "T\n\nsolar panels cover the roof\n\nwind turbines on the hill\n\ntidal power from the sea"
+    con.execute("INSERT INTO documents VALUES ('w/1', 'w', 'T', ?, NULL, NULL, 'x')", [text])
+    starts = [3, 31, 57]
+    ends = [30, 56, len(text)]
+    con.executemany("INSERT INTO chunks VALUES ('structural:gold', ?, 'w/1', ?, ?, ?, 5, 0)",
+                    [(f"structural:gold|w/1|{i}", i, s, e) for i, (s, e) in enumerate(zip(starts, ends))])
+    con.executemany("INSERT INTO queries VALUES (?, 'w/1', 'w', ?, ?)", [
+        ("w/q1", "which turbines stand on the hill", "factoid"),  # unit 1: hit
+        ("w/q2", "tidal power", "factoid"),                        # unit 2, but its evidence is unit 0: miss
+        ("w/q3", "nothing shared", "multihop")])                   # no score anywhere: the first unit, a hit
+    con.executemany("INSERT INTO evidence VALUES (?, 0, 'w/1', ?, ?, 'generated')",
+                    [("w/q1", 35, 50), ("w/q2", 5, 20), ("w/q3", 5, 20)])
+    report = bm25_top1(con, "w", ["w/q1", "w/q2", "w/q3"])
+    assert report["units"] == "structural:gold chunks" and report["n_units"] == 3
+    assert report["by_type"] == {"factoid": {"queries": 2, "top1_gold_rate": 0.5},
+                                 "multihop": {"queries": 1, "top1_gold_rate": 1.0}}

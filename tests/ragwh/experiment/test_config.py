@@ -48,6 +48,13 @@ def test_cpu_has_no_a1_no_reranker_and_texttiling():
     assert "A1" not in config.conditions and config.rerankers == () and config.inducer == "texttiling"
     assert config.strong_embedder.model == "all-MiniLM-L6-v2"
     assert set(config.contrasts) == {"C2", "C3", "C4"}
+    assert config.retrievers == ("dense", "bm25") and (config.bm25.k1, config.bm25.b, config.bm25.stemmer) == (0.9, 0.4, "porter")
+    (declared,) = config.declared
+    assert config.dbt_vars()["declared_contrasts"] == [{"contrast": "dense-vs-bm25", "treatment": "A3",
+                                                       "treatment_system": "all-MiniLM-L6-v2", "control": "A3",
+                                                       "control_system": "bm25"}]
+    assert parse_config({k: v for k, v in _base().items() if k not in ("retrievers",)} | {"contrasts": ["C2"]},
+                        PROJECT_ROOT / "x.yml").bm25 is None
 
 
 def test_a1_without_llm_is_reported_not_run():
@@ -78,6 +85,18 @@ def _base() -> dict:
         (lambda r: r.update(limit=-3), "limit: expected an integer >= 1"),
         (lambda r: r.update(precision="fp16"), "precision: 'fp16' is not one of auto, fp32, bf16"),
         (lambda r: r["embedders"][0].update(precision="int8"), "embedders[0].precision: 'int8' is not one of"),
+        (lambda r: r.update(retrievers=["bm25"]), "retrievers: expected 'dense' and optionally 'bm25'"),
+        (lambda r: r.update(retrievers=["dense", "splade"]), "retrievers[1]: 'splade' is not one of"),
+        (lambda r: r.update(retrievers=["dense"], bm25={"k1": 1.2}), "bm25: BM25 settings given but 'bm25' is not among the retrievers"),
+        (lambda r: r.update(bm25={"k1": "high"}), "bm25.k1: expected a number"),
+        (lambda r: r.update(bm25={"stemmer": "klingon"}), "bm25: BM25 stemmer 'klingon'"),
+        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "Z9@bm25", "control": "A3"}]),
+         "contrasts[0].treatment: 'Z9' is not one of"),
+        (lambda r: r.update(contrasts=[{"name": "C2", "treatment": "A3", "control": "A0"}]),
+         "contrasts[0].name: 'C2' is already a contrast's name"),
+        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3@bm25", "control": "A3@bm25"}]),
+         "contrasts[0]: treatment and control are the same arm"),
+        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3"}]), "contrasts[0].control: required key missing"),
     ],
 )
 def test_bad_configs_name_the_key(mutate, key, tmp_path, monkeypatch):

@@ -17,21 +17,23 @@ METRICS = ["cov-nDCG@10", "MRR", "nDCG@10", "R@50", "TBC@512", "TBC@1024", "TBC@
 
 def _fill_marts(con) -> None:
     """Mart tables with the evaluation models' columns and a few hand-made rows."""
-    con.execute("""CREATE TABLE contrasts AS SELECT * FROM (VALUES
-        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.004, 0.012, 0.41, TRUE),
-        ('C3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.310, 0.620, -0.20, TRUE),
-        ('C4', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.000, -0.010, 0.010, 1.000, 1.000, 0.00, TRUE),
-        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'MRR', 20, 5, 0.050, -0.010, 0.110, 0.090, 0.270, 0.30, FALSE))
-        AS t(contrast, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low, ci_high,
+    con.execute("""CREATE TABLE contrasts AS SELECT *, 'preregistered' AS family, embedder AS control_embedder,
+            3 AS family_size, 10000 AS n_boot, 1 AS n_far_side FROM (VALUES
+        ('C2', 'A3', 'P', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.004, 0.012, 0.41, TRUE),
+        ('C3', 'G3', 'A3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.310, 0.620, -0.20, TRUE),
+        ('C4', 'A4', 'A3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.000, -0.010, 0.010, 1.000, 1.000, 0.00, TRUE),
+        ('C2', 'A3', 'P', 'demo', 'all-MiniLM-L6-v2', 'none', 'MRR', 20, 5, 0.050, -0.010, 0.110, 0.090, 0.270, 0.30, FALSE))
+        AS t(contrast, treatment, control, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low, ci_high,
              p_value, p_holm, dz, is_primary)""")
     con.execute("""CREATE TABLE primary_contrasts AS SELECT *, 0.05 AS mde, mean_delta AS mixed_coef, 0.01 AS mixed_se,
         ci_low AS mixed_ci_low, ci_high AS mixed_ci_high, p_value AS mixed_p_value, TRUE AS mixed_converged
         FROM contrasts WHERE is_primary""")
-    rows = [(*CELL, c, m, 20, 0.5 + 0.01 * i + 0.02 * j, 0.2)
+    rows = [(*CELL, c, m, 20, 5, 0.5 + 0.01 * i + 0.02 * j, 0.2, 0.45 + 0.01 * i + 0.02 * j, 0.55 + 0.01 * i + 0.02 * j, 2000)
             for i, c in enumerate(CONDITIONS) for j, m in enumerate(METRICS)]
     con.execute("CREATE TABLE condition_means (corpus VARCHAR, embedder VARCHAR, reranker VARCHAR, condition VARCHAR, "
-                "metric VARCHAR, n_queries BIGINT, mean_value DOUBLE, sd_value DOUBLE)")
-    con.executemany("INSERT INTO condition_means VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "metric VARCHAR, n_queries BIGINT, n_docs BIGINT, mean_value DOUBLE, sd_value DOUBLE, ci_low DOUBLE, "
+                "ci_high DOUBLE, n_boot BIGINT)")
+    con.executemany("INSERT INTO condition_means VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     con.execute("""CREATE TABLE metric_cuts AS
         SELECT corpus, embedder, reranker, condition, metric, 'query_type' AS cut, qt AS cut_value,
                10 AS n_queries, mean_value AS mean_value
@@ -57,7 +59,9 @@ def test_every_section_renders_from_marts(con):
     page = render_report(con, config, "all-MiniLM-L6-v2", {"A1": "no LLM backend", "C1": "A1 not run"})
     for anchor in ("contrasts", "forest", "means", "dose", "cuts", "budget", "routing", "funnel", "sizes", "notrun"):
         assert f'<section id="{anchor}">' in page, anchor
-    assert page.count('src="data:image/png;base64,') == 5  # forest, dose, token budget, funnel, sizes
+    assert page.count('src="data:image/svg+xml;base64,') == 5  # forest, dose, token budget, funnel, sizes
+    assert "0.600 [0.550, 0.650]" in page  # Table 2: G4's cov-nDCG@10 mean with its clustered interval
+    assert "<b>0.610 [0.560, 0.660]</b>" in page  # the best condition of the column (P here) in bold
     assert "DEMO NUMBERS, NOT RESULTS" in page
     assert "★ C2" in page and "MixedLM" in page and "0.947" in page  # section recall 18/19
     assert "C1: not run — A1 not run" in page
@@ -114,13 +118,13 @@ def test_truncation_exclusions_and_a_zero_p(con):
     bootstrap p of exactly 0 shown as < 1/B (its Holm adjustment over m contrasts as < m/B)."""
     _fill_marts(con)
     con.execute("DROP TABLE contrasts")
-    con.execute("""CREATE TABLE contrasts AS SELECT * FROM (VALUES
-        ('C2', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.0, 0.0, 3, 0.41, TRUE,
-         10000, 0),
-        ('C3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.31, 0.62, 3, -0.2, TRUE,
-         10000, 1550))
-        AS t(contrast, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low, ci_high,
-             p_value, p_holm, family_size, dz, is_primary, n_boot, n_far_side)""")
+    con.execute("""CREATE TABLE contrasts AS SELECT *, 'preregistered' AS family, embedder AS control_embedder FROM (VALUES
+        ('C2', 'A3', 'P', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, 0.031, 0.010, 0.052, 0.0, 0.0, 3, 0.41,
+         TRUE, 10000, 0),
+        ('C3', 'G3', 'A3', 'demo', 'all-MiniLM-L6-v2', 'none', 'cov-nDCG@10', 20, 5, -0.020, -0.061, 0.018, 0.31, 0.62, 3,
+         -0.2, TRUE, 10000, 1550))
+        AS t(contrast, treatment, control, corpus, embedder, reranker, metric, n_queries, n_docs, mean_delta, ci_low,
+             ci_high, p_value, p_holm, family_size, dz, is_primary, n_boot, n_far_side)""")
     con.execute("""CREATE TABLE embedding_truncation AS SELECT * FROM (VALUES
         ('demo', 'all-MiniLM-L6-v2', 'A2', 254, 100, 7, 0.07::double, 350, 0.0123::double, 50.0::double, 0),
         ('demo', 'all-MiniLM-L6-v2', 'A3', 254, 100, 19, 0.19::double, 1200, 0.0421::double, 63.2::double, 0))
@@ -138,7 +142,7 @@ def test_truncation_exclusions_and_a_zero_p(con):
     for anchor in ("truncation", "exclusions"):
         assert f'<section id="{anchor}">' in page, anchor
     assert page.index('id="contrasts"') < page.index('id="truncation"') < page.index('id="forest"')
-    assert "&lt; 1/10,000" in page and "&lt; 3/10,000" in page  # p = 0 and its Holm adjustment (m = 3)
+    assert "&lt; 3/10,000" in page  # Table 1's Holm p of a bootstrap p = 0 adjusted over m = 3 contrasts
     assert "0.310" in page and "19.0%" in page and "4.21%" in page
     assert "structure_fallback" in page and "3 <small>(1)</small>" in page and ">99 <" not in page
 

@@ -6,26 +6,27 @@
 -- is_primary: the pre-registered cell, metric = var primary_metric, reranker = var primary_reranker,
 -- embedder = var primary_embedder; a var without a precision suffix ('BAAI/bge-large-en-v1.5', the
 -- study default) names the model at whatever precision it ran ('...@bf16', '...@fp16'), a var with
--- one (what `ragwh run` passes) exactly that run. int_contrast_mixedlm reads is_primary from here.
+-- one (what `ragwh run` passes) exactly that run; declared contrasts (family 'declared') are never
+-- primary. int_contrast_mixedlm reads is_primary from here. control_embedder: the control arm's system.
 with lists as (
     select
-        contrast, corpus, embedder, reranker, metric,
+        contrast, family, corpus, embedder, control_embedder, reranker, metric,
         list(delta order by cluster_id, query_id) as deltas,
         list(cluster_id order by cluster_id, query_id) as clusters
     from {{ ref('int_contrast_deltas') }}
-    group by contrast, corpus, embedder, reranker, metric
+    group by contrast, family, corpus, embedder, control_embedder, reranker, metric
 ),
 
 boot as (
     select
-        contrast, corpus, embedder, reranker, metric,
+        contrast, family, corpus, embedder, control_embedder, reranker, metric,
         cluster_bootstrap(deltas, clusters, {{ var('bootstrap_b') }}, {{ var('bootstrap_seed') }}) as b,
         cohens_dz(deltas) as dz
     from lists
 )
 
 select
-    contrast, corpus, embedder, reranker, metric,
+    contrast, family, corpus, embedder, control_embedder, reranker, metric,
     b.n as n_queries,
     b.n_clusters as n_docs,
     b.estimate as mean_delta,
@@ -36,7 +37,8 @@ select
     b.n_far as n_far_side,
     {{ var('bootstrap_b') }} as n_boot,
     case when isnan(dz) then null else dz end as dz,
-    metric = '{{ var("primary_metric") }}'
+    family = 'preregistered'
+        and metric = '{{ var("primary_metric") }}'
         and {{ names_model('embedder', var('primary_embedder')) }}
         and {{ names_model('reranker', var('primary_reranker')) }} as is_primary
 from boot

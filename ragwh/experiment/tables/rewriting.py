@@ -1,0 +1,129 @@
+"""The query-rewriting study's paper tables (arXiv 2609.05637), one definition per table, read from the
+rewriting marts as they are today (``docs/rewriting_marts.md``): solo strategies, oracle union, ensembles,
+router, budget-matched controls, answer quality. Each definition is a query and a column list: when a
+mart gains a column (a seed scope, a family), adapt the query's WHERE / SELECT and the columns here."""
+from __future__ import annotations
+
+from ragwh.experiment.tables.build import column
+from ragwh.experiment.tables.spec import Pivot, TableDef
+
+PRIMARY = "HIT@10"
+METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+MARKS_LEGEND = ("Marks: paired bootstrap over queries against S1, Holm-adjusted across the strategies of the cell: "
+                "* p < 0.05, ** p < 0.01, *** p < 0.001; bold: the best strategy per column.")
+
+
+def _metrics(rows: list[dict]) -> list[str]:
+    present = {r["metric"] for r in rows}
+    return [m for m in METRICS if m in present] + sorted(present - set(METRICS))
+
+
+SOLO = TableDef(
+    name="rewriting-solo",
+    title="Solo strategies",
+    caption="Each strategy's mean ± sd over the LLM seeds of the document metrics.",
+    legend=MARKS_LEGEND,
+    requires="rewrite_solo",
+    sql="""SELECT corpus, embedder, reranker, strategy, metric, n_seeds, n_queries_per_seed, mean_value, sd_seeds,
+                  n_paired, delta, ci_low, ci_high, p_value, p_holm, family_size
+           FROM rewrite_solo ORDER BY corpus, embedder, reranker, strategy <> 'S1', strategy, metric""",
+    columns=(column("strategy", "strategy", "text"), column("seeds", "n_seeds", "int"),
+             column("queries", "n_queries_per_seed", "int")),
+    pivot=Pivot("metric", ("strategy",), column("", kind="mean_sd", fields=("mean_value", "sd_seeds"), best="max",
+                                                 marks="p_holm"), _metrics),
+)
+
+ORACLE = TableDef(
+    name="rewriting-oracle",
+    title="Oracle union",
+    caption=(f"{PRIMARY} of 'some member hits' over the complete groups for the ten best subsets of two or more "
+             "strategies, against the subset's best member (paired bootstrap over queries)."),
+    requires="rewrite_oracle",
+    sql="""SELECT corpus, embedder, reranker, coalesce(seed::varchar, 'pooled') AS seed, subset, n_members, n_seeds,
+                  n_queries, oracle_hit, best_member, best_member_hit, delta, ci_low, ci_high, p_value
+           FROM rewrite_oracle WHERE n_members >= 2
+           QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker, seed
+                                      ORDER BY oracle_hit DESC, n_members, subset_mask) <= 10
+           ORDER BY corpus, embedder, reranker, seed NULLS LAST, oracle_hit DESC, n_members, subset_mask""",
+    group_by=("corpus", "embedder", "reranker", "seed"),
+    columns=(column("members", "subset", "text"), column("oracle " + PRIMARY, "oracle_hit"),
+             column("best member", "best_member", "text"), column(PRIMARY, "best_member_hit"),
+             column("Δ", "delta", "delta"), column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")),
+             column("p", "p_value", "p")),
+)
+
+ENSEMBLES = TableDef(
+    name="rewriting-ensembles",
+    title="Ensembles",
+    caption=(f"Per fusion rule the five best subsets by {PRIMARY} (mean ± sd over seeds) and their difference from the "
+             "best solo strategy (paired bootstrap over queries, Holm across the subsets of the rule)."),
+    legend="Marks on Δ: Holm p < 0.05 *, < 0.01 **, < 0.001 ***.",
+    requires="rewrite_ensembles",
+    sql=f"""SELECT corpus, embedder, reranker, coalesce(seed::varchar, 'pooled') AS seed, family, rule, subset, n_members,
+                   metric, n_seeds, n_queries, mean_value, sd_seeds, best_solo, best_solo_value, delta, ci_low, ci_high,
+                   p_value, p_holm, family_size, is_best
+            FROM rewrite_ensembles WHERE metric = '{PRIMARY}' AND n_members >= 2
+            QUALIFY row_number() OVER (PARTITION BY corpus, embedder, reranker, seed, rule
+                                       ORDER BY mean_value DESC, n_members, subset_mask) <= 5
+            ORDER BY corpus, embedder, reranker, seed NULLS LAST, rule, mean_value DESC, n_members, subset_mask""",
+    group_by=("corpus", "embedder", "reranker", "seed"),
+    columns=(column("rule", "rule", "text"), column("members", "subset", "text"),
+             column(PRIMARY, kind="mean_sd", fields=("mean_value", "sd_seeds")),
+             column("family", "family", "text"), column("best solo", "best_solo", "text"),
+             column("Δ", "delta", "delta", marks="p_holm"),
+             column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")), column("Holm p", "p_holm", "p")),
+)
+
+ROUTER = TableDef(
+    name="rewriting-router",
+    title="Confidence-gated router",
+    caption=(f"tau by the paper's rule (midpoint of the hit / miss top-1 means) fitted on the same dataset, "
+             f"transferred, and cross-fitted; {PRIMARY} and its differences from always-S1 and always-merge, the LLM "
+             "calls per query, and the gap to the best grid tau."),
+    requires="rewrite_router_tau",
+    sql=f"""SELECT corpus, embedder, reranker, helper, rule, source, metric, tau, pct_expanded, router_value,
+                   baseline_value, merge_value, delta_vs_baseline, delta_vs_merge, calls_per_query, best_grid_tau, gap
+            FROM rewrite_router_tau WHERE metric = '{PRIMARY}'
+            ORDER BY corpus, embedder, reranker, helper, rule, source""",
+    columns=(column("helper", "helper", "text"), column("rule", "rule", "text"), column("fitted on", "source", "text"),
+             column("tau", "tau"), column("expanded", "pct_expanded", "pct"), column(PRIMARY, "router_value"),
+             column("Δ vs S1", "delta_vs_baseline", "delta"), column("Δ vs merge", "delta_vs_merge", "delta"),
+             column("calls / query", "calls_per_query", digits=2), column("gap", "gap", "delta")),
+)
+
+BUDGET = TableDef(
+    name="rewriting-budget",
+    title="Budget-matched controls",
+    caption=(f"{PRIMARY} of S1 with a larger rerank pool and over four seeded ANN indexes, against S1 and the reference "
+             "ensemble: each control's gain over S1 (95% CI) and the share of the reference ensemble's gain it captures."),
+    requires="rewrite_budget_baselines",
+    sql=f"""SELECT corpus, embedder, reranker, scope, coalesce(seed::varchar, 'pooled') AS seed, control, metric, status,
+                   reason, n_seeds, n_queries, baseline_value, control_value, reference_subset, reference_value,
+                   gain_control, ci_low, ci_high, p_value, gain_reference, share_captured
+            FROM rewrite_budget_baselines WHERE metric = '{PRIMARY}'
+            ORDER BY corpus, embedder, reranker, scope, seed NULLS LAST, control""",
+    group_by=("corpus", "embedder", "reranker", "scope", "seed"),
+    columns=(column("control", "control", "text"), column("S1", "baseline_value"), column("control", "control_value"),
+             column("reference ensemble", "reference_value"), column("control gain", "gain_control", "delta"),
+             column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")),
+             column("reference gain", "gain_reference", "delta"), column("share captured", "share_captured", "pct")),
+)
+
+ANSWERS = TableDef(
+    name="rewriting-answers",
+    title="Answer quality",
+    caption=("The reader's exact match and token F1 (SQuAD normalization, best over aliases) between the reader's "
+             "settings, paired over queries with the bootstrap."),
+    requires="rewrite_answer_quality",
+    sql="""SELECT corpus, embedder, reranker, helper, tau, metric, split, contrast, treatment, control, n_seeds, n_queries,
+                  mean_treatment, mean_control, delta, ci_low, ci_high, p_value
+           FROM rewrite_answer_quality WHERE split = 'all'
+           ORDER BY corpus, embedder, reranker, helper, tau NULLS FIRST, metric, contrast""",
+    columns=(column("helper", "helper", "text"), column("tau", "tau", digits=2), column("metric", "metric", "text"),
+             column("contrast", "contrast", "text"), column("queries", "n_queries", "int"),
+             column("treatment", "mean_treatment"), column("control", "mean_control"),
+             column("Δ", "delta", "delta"), column("95% CI", kind="ci", digits=-3, fields=("ci_low", "ci_high")),
+             column("p", "p_value", "p")),
+)
+
+DEFINITIONS = (SOLO, ORACLE, ENSEMBLES, ROUTER, BUDGET, ANSWERS)
