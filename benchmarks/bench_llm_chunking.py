@@ -13,16 +13,19 @@ On a fresh warehouse (``--warehouse``, default a temporary file):
 3. A1 contexts for every fixed chunk of the first ``--contexts-docs`` documents of each corpus
    (default: all; run on a copy of the warehouse that keeps only their fixed chunks): count, empty and
    cut answers, documents shortened to the window, prefix tokens (mean, max), s/chunk;
-4. ``induce --inducer llm`` on both corpora (structure answers capped at ``--induce-max-tokens``),
-   then chunk with the LLM-induced structure: usable / self-corrected / repaired / failed,
-   documents shown truncated (longer than the 8192-token window), answers cut at max_tokens,
-   sections per document vs gold, share of induced chunk spans identical to a gold one, s/document;
+4. ``induce --inducer llm`` on both corpora (structure answers capped at ``--induce-max-tokens``;
+   ``--structured on|off|auto`` is ``llm.structured``: JSON-schema-constrained answers or free text),
+   then chunk with the LLM-induced structure: legal as returned / self-corrected / repaired / failed,
+   structured documents and schema-valid first answers, documents shown truncated (longer than the
+   8192-token window), answers cut at max_tokens, sections per document vs gold, share of induced
+   chunk spans identical to a gold one, wall and CPU seconds per document;
 5. after each stage a rerun, which must make zero generations (the ``llm_calls`` cache).
 
 ``--dtype-check`` instead compares float32 and bfloat16 on 16 short chat prompts (greedy, 96 new
 tokens): wall time, whether the texts agree, and whether each text is the same alone and in a batch.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_llm_chunking.py --out /tmp/bench_llm.json
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_llm_chunking.py --stages induce --structured on --out /tmp/ind.json
     PYTHONPATH=. .venv/bin/python benchmarks/bench_llm_chunking.py --dtype-check
 """
 from __future__ import annotations
@@ -52,10 +55,14 @@ PROMPTS = [
 ]
 
 
+STRUCTURED = {"on": True, "off": False, "auto": None}
+
+
 def llm_config(args, **kw) -> LLMConfig:
     options = {"threads": args.threads} if args.threads else {}
     options.update(kw)
-    return LLMConfig(backend="transformers", model=args.model, commit_every=args.commit_every, transformers=options)
+    return LLMConfig(backend="transformers", model=args.model, commit_every=args.commit_every, transformers=options,
+                     structured=STRUCTURED[getattr(args, "structured", "auto")])
 
 
 def dtype_check(args) -> dict:
@@ -176,16 +183,26 @@ def _induction(args, con, llm) -> dict:
     from ingest.structure.stage import induce, induction_report
 
     out = {}
+    structured = STRUCTURED[args.structured]
     for corpus in ("qasper", "wikipedia"):
-        started, calls = time.perf_counter(), llm.calls
-        induce(con, "llm", corpus, llm, max_tokens=args.induce_max_tokens, show_progress=False)
-        seconds = time.perf_counter() - started
+        started, cpu, calls = time.perf_counter(), time.process_time(), llm.calls
+        induce(con, "llm", corpus, llm, max_tokens=args.induce_max_tokens, show_progress=False, structured=structured)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         chunk_corpus(con, corpus, "llm", show_progress=False)
         stats = induction_report(con, "llm", corpus)
         stats.update(seconds=round(seconds, 1), seconds_per_document=round(seconds / stats["documents"], 1),
+                     cpu_seconds=round(cpu, 1), cpu_seconds_per_document=round(cpu / stats["documents"], 1),
                      generations=llm.calls - calls)
+        stats["outcomes"] = dict(con.execute(
+            "SELECT outcome, count(*) FROM induction_log l JOIN documents d USING (doc_id) "
+            "WHERE l.structure = 'induced:llm' AND d.corpus = ? GROUP BY 1 ORDER BY 1", [corpus]).fetchall())
+        stats["per_document"] = [dict(zip(("doc_id", "outcome", "structured", "schema_valid", "n_sections", "detail"), row))
+                                 for row in con.execute(
+            "SELECT doc_id, outcome, structured, schema_valid, n_sections, left(detail, 240) FROM induction_log l "
+            "JOIN documents d USING (doc_id) WHERE l.structure = 'induced:llm' AND d.corpus = ? ORDER BY doc_id",
+            [corpus]).fetchall()]
         stats["rerun_generations"] = _rerun(llm, lambda c=corpus: induce(con, "llm", c, llm, max_tokens=args.induce_max_tokens,
-                                                                         show_progress=False))
+                                                                         show_progress=False, structured=structured))
         out[corpus] = stats
         print(json.dumps({"induction": {corpus: stats}}, default=str), flush=True)
     return out
@@ -207,6 +224,8 @@ def main() -> None:
     parser.add_argument("--contexts-docs", type=int, default=10**6,
                         help="A1 contexts for the fixed chunks of the first N documents per corpus (default: all)")
     parser.add_argument("--induce-max-tokens", type=int, default=1024, help="cap on each structure answer")
+    parser.add_argument("--structured", choices=sorted(STRUCTURED), default="auto",
+                        help="llm.structured for the induction: on (JSON schema enforced), off (free text), auto")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is faster on a busy machine)")
     parser.add_argument("--commit-every", type=int, default=16)
     parser.add_argument("--data", default=os.environ.get("RAGWH_DATA", str(DATA)), help="the shared data directory")
@@ -214,9 +233,10 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the JSON figures here too")
     parser.add_argument("--dtype-check", action="store_true", help="only compare float32 and bfloat16")
     args = parser.parse_args()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = dtype_check(args) if args.dtype_check else run(args)
     result["total_seconds"] = round(time.perf_counter() - started, 1)
+    result["total_cpu_seconds"] = round(time.process_time() - cpu, 1)
     text = json.dumps(result, indent=2, default=str)
     print(text)
     if args.out:

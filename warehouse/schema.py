@@ -124,7 +124,10 @@ TABLES: dict[str, str] = {
         doc_id VARCHAR NOT NULL,
         status VARCHAR NOT NULL,        -- usable | repaired | failed
         n_sections INTEGER,
-        detail VARCHAR NOT NULL""",
+        detail VARCHAR NOT NULL,
+        outcome VARCHAR,                -- induced:llm: legal_as_returned | legal_after_correction | repaired | failed
+        structured BOOLEAN,             -- induced:llm: every request carried its JSON schema (structured output)
+        schema_valid BOOLEAN            -- induced:llm: the first answer satisfies the schema (checked in both modes)""",
     # --- embeddings and runs (issue 3) ------------------------------------------------------
     "embeddings": """
         embedder VARCHAR NOT NULL,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,16 @@ class LLMRequest:
 
     ``item_id`` names what the call is for (a doc_id, a chunk_id, a candidate query id) and appears
     in every error and cache miss message; ``prompt`` is the versioned prompt name
-    (``<name>.v<N>``); ``messages`` are OpenAI-style ``{"role", "content"}`` dicts.
+    (``<name>.v<N>``); ``messages`` are OpenAI-style ``{"role", "content"}`` dicts. ``schema`` is the
+    JSON schema the answer must satisfy (structured output, enforced by the backend; see
+    :mod:`ingest.llm.structured`), None for a free-text answer.
     """
 
     item_id: str
     prompt: str
     messages: tuple[dict, ...]
     sampling: Sampling = field(default_factory=Sampling)
+    schema: Mapping[str, Any] | None = None
 
     @property
     def prompt_name(self) -> str:
@@ -51,13 +54,22 @@ class LLMRequest:
         return self.prompt.rsplit(".v", 1)[1]
 
     def payload(self, model: str) -> dict:
-        """Everything that determines the answer: the cache key is the sha256 of its canonical JSON."""
-        return {
+        """Everything that determines the answer: the cache key is the sha256 of its canonical JSON.
+        A structured request adds its ``schema``; a free-text request's payload (and key) has no such
+        entry, so keys made before structured output existed stay valid."""
+        payload = {
             "model": model,
             "messages": [dict(m) for m in self.messages],
             "sampling": self.sampling.as_dict(),
             "prompt": self.prompt,
         }
+        if self.schema is not None:
+            payload["schema"] = self.schema
+        return payload
+
+    def without_schema(self) -> "LLMRequest":
+        """The same request as free text (what is sent where structured output is off or refused)."""
+        return replace(self, schema=None)
 
     def canonical_json(self, model: str) -> str:
         return json.dumps(self.payload(model), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -95,6 +107,11 @@ class LLMError(RuntimeError):
     """A generation failed for good (after retries); the message names the item and what to do."""
 
 
+class SchemaRefused(LLMError):
+    """The server refused a request's JSON schema (structured output); the same request as free text may
+    still be answered (:func:`ingest.llm.structured.complete` falls back)."""
+
+
 class LLMBackend(ABC):
     """A text generator: ``generate(requests)`` returns one :class:`Completion` per request, in order."""
 
@@ -106,6 +123,11 @@ class LLMBackend(ABC):
     @abstractmethod
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         """Return the completion of each request, in the order given."""
+
+    def schema_unsupported(self) -> str | None:
+        """Why the backend cannot enforce a request's ``schema`` while generating (structured output), or
+        None when it can. Stages send schemas only to a backend that can (:mod:`ingest.llm.structured`)."""
+        return f"backend {self.name} has no structured output"
 
     def context_window(self) -> int | None:
         """Tokens (prompt + completion) the model holds, or None when unknown (prompts are then never fitted)."""

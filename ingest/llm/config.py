@@ -1,7 +1,8 @@
 """LLM configuration: the experiment config's ``llm:`` mapping, overridden by environment variables.
 
 Precedence (highest first): environment (``RAGWH_LLM_BACKEND`` = ``openai`` | ``vllm`` | ``transformers``,
-``RAGWH_LLM_BASE_URL``, ``RAGWH_LLM_MODEL``, ``RAGWH_LLM_API_KEY``, ``RAGWH_LLM_REPLAY_ONLY``), then the
+``RAGWH_LLM_BASE_URL``, ``RAGWH_LLM_MODEL``, ``RAGWH_LLM_API_KEY``, ``RAGWH_LLM_REPLAY_ONLY``,
+``RAGWH_LLM_STRUCTURED`` = ``1`` | ``0`` | ``auto``), then the
 experiment config (a YAML file whose ``llm:`` mapping holds any field of :class:`LLMConfig` except
 ``api_key``), then the defaults below. The API key is read from the environment only, is sent as a
 bearer token and is never written anywhere (not in ``llm_calls``, not in logs).
@@ -25,6 +26,7 @@ ENV = {
     "model": "RAGWH_LLM_MODEL",
     "api_key": "RAGWH_LLM_API_KEY",
     "replay_only": "RAGWH_LLM_REPLAY_ONLY",
+    "structured": "RAGWH_LLM_STRUCTURED",
 }
 
 
@@ -48,6 +50,9 @@ class LLMConfig:
       With that backend ``model`` defaults to the packaged tiny model ``smollm2-135m-instruct``.
     - ``max_tokens``: per-stage caps on an answer's length in model tokens, keys ``induce`` (4096),
       ``contexts`` (150), ``queries`` (96); what ``ragwh run`` passes to the stages.
+    - ``structured``: structured output for prompts that have an answer schema (structure induction):
+      ``True`` the backend must enforce the schema, ``False`` free text as before, ``None`` (auto, the
+      default) enforced where the backend can (:mod:`ingest.llm.structured`).
     """
 
     backend: str = "openai"
@@ -65,6 +70,7 @@ class LLMConfig:
     vllm: Mapping[str, Any] = field(default_factory=dict)
     transformers: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: Mapping[str, int] = field(default_factory=dict)
+    structured: bool | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -75,6 +81,8 @@ class LLMConfig:
         if unknown or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
             raise ValueError(f"llm.max_tokens: keys among {', '.join(STAGE_MAX_TOKENS)} with integer values >= 1, "
                              f"got {dict(self.max_tokens)}")
+        if self.structured not in (True, False, None):
+            raise ValueError(f"llm.structured: true, false or null (auto), got {self.structured!r}")
 
     def stage_max_tokens(self, stage: str) -> int:
         """The answer-length cap of ``stage`` (``induce`` | ``contexts`` | ``queries``)."""
@@ -83,6 +91,11 @@ class LLMConfig:
 
 def _truthy(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _tristate(value: str) -> bool | None:
+    """``RAGWH_LLM_STRUCTURED``: ``auto`` is None (the backend decides), else true or false."""
+    return None if value.strip().lower() == "auto" else _truthy(value)
 
 
 def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
@@ -105,7 +118,9 @@ def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
         raise ValueError(f"unknown llm config keys {unknown}; known: {sorted(known - {'api_key'})}")
     for key, var in ENV.items():
         if env.get(var):
-            values[key] = _truthy(env[var]) if key == "replay_only" else env[var]
+            values[key] = {"replay_only": _truthy, "structured": _tristate}.get(key, str)(env[var])
+    if values.get("structured") == "auto":
+        values["structured"] = None
     if values.get("backend") == "none":
         raise ValueError(f"the experiment config has llm.backend: none; set it (or {ENV['backend']}) to one of "
                          f"{', '.join(BACKENDS)} to run an LLM stage")

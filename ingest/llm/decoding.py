@@ -15,6 +15,13 @@ Per step and row, with logits ``z`` (float32):
 A row stops at an end-of-answer token (finish ``stop``, the token counted but not returned) or after
 ``max_new`` tokens (finish ``length``).
 
+Structured output: a row may carry a :class:`Constraint` (a grammar matcher, see
+:mod:`ingest.llm.grammar`). Before each choice the constraint sets the logits of every token its grammar
+forbids to ``-inf`` (end-of-answer tokens are allowed only where the grammar is complete), and after it
+the constraint follows the chosen token; the rule above then picks among the allowed tokens only. A
+constraint that allows no token at all ends the row (finish ``stop``; it does not happen with a grammar
+that always has a way to finish).
+
 Prompt prefix: the longest token prefix common to all rows of the batch (at least
 ``MIN_SHARED`` tokens, leaving every row one token of its own) is run once at batch size 1 and its
 key/value cache copied to every row; then each row's own suffix (left-padded to the longest suffix,
@@ -27,12 +34,23 @@ step); when a quarter of the rows have finished they are dropped from the batch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
 MIN_SHARED = 32
+
+
+class Constraint(Protocol):
+    """One row's grammar state (module doc)."""
+
+    def mask(self, logits: torch.Tensor) -> bool:
+        """Set the forbidden tokens of ``logits`` (1-D, float32, CPU) to ``-inf`` in place; False when
+        the grammar allows no token at all."""
+
+    def accept(self, token: int) -> None:
+        """Advance past ``token`` (always one the last :meth:`mask` allowed)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,7 @@ class Row:
     top_p: float
     max_new: int
     seed: int
+    constraint: Constraint | None = None  # structured output: the row's grammar matcher
 
 
 class _Layer(DynamicLayer):
@@ -174,10 +193,15 @@ def decode(lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int,
             if finish[i] is not None:
                 continue
             r = rows[i]
+            if r.constraint is not None and not r.constraint.mask(logits[b]):
+                finish[i] = "stop"
+                continue
             token = choose(logits[b], r.temperature, r.top_p, generators[i])
             if token in eos:
                 finish[i] = "stop"
                 continue
+            if r.constraint is not None:
+                r.constraint.accept(token)
             tokens[i].append(token)
             step[b] = token
             if len(tokens[i]) >= r.max_new:

@@ -8,6 +8,13 @@
 requests are in flight (a thread pool over one shared ``httpx.Client``). A request is retried on HTTP
 5xx or 429, on a timeout and on a connection error, waiting ``backoff_s * 2**r`` seconds (capped at
 ``backoff_max_s``) before retry ``r``; any other 4xx fails at once with the server's message.
+
+Structured output: a request with a ``schema`` also sends ``response_format: {"type": "json_schema",
+"json_schema": {"name": <prompt name>, "schema": <schema>, "strict": true}}``. A server that answers such
+a request with HTTP 400, 422 or 501 is taken to refuse structured output: the backend raises
+:class:`~ingest.llm.backend.SchemaRefused` with the server's message, and from then on refuses every
+structured request itself, without sending it (never is a structured request answered unconstrained);
+the stage falls back to free-text requests (:mod:`ingest.llm.structured`).
 """
 from __future__ import annotations
 
@@ -17,8 +24,12 @@ from typing import Callable, Sequence
 
 import httpx
 
-from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest
+from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest, SchemaRefused
 from ingest.llm.config import ENV, LLMConfig
+
+
+#: statuses that, answering a request with a response_format, mean the server refuses structured output
+SCHEMA_REFUSED = (400, 422, 501)
 
 
 def retryable(status: int) -> bool:
@@ -50,6 +61,7 @@ class OpenAIHTTPBackend(LLMBackend):
         self.config = config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
         self._sleep = sleep
+        self._schema_refused: str | None = None  # the server's answer once it refused a response_format
         headers = {"Content-Type": "application/json"}
         if config.api_key:
             headers["Authorization"] = f"Bearer {config.api_key}"
@@ -59,13 +71,11 @@ class OpenAIHTTPBackend(LLMBackend):
             limits=httpx.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency),
         )
 
-    def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
-        if not requests:
-            return []
-        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(requests))) as pool:
-            return list(pool.map(self._one, requests))
+    def schema_unsupported(self) -> str | None:
+        return None  # servers are assumed to accept response_format; one that refuses it is met by a fallback
 
-    def _one(self, request: LLMRequest) -> Completion:
+    def body(self, request: LLMRequest) -> dict:
+        """The JSON body sent for ``request`` (module doc)."""
         s = request.sampling
         body = {
             "model": self.model,
@@ -75,6 +85,22 @@ class OpenAIHTTPBackend(LLMBackend):
             "max_tokens": s.max_tokens,
             "seed": s.seed,
         }
+        if request.schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": request.prompt_name, "schema": dict(request.schema), "strict": True}}
+        return body
+
+    def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(requests))) as pool:
+            return list(pool.map(self._one, requests))
+
+    def _one(self, request: LLMRequest) -> Completion:
+        if request.schema is not None and self._schema_refused is not None:  # never answer it unconstrained
+            raise SchemaRefused(f"{self.url} refused response_format json_schema earlier ({self._schema_refused}); "
+                                f"item {request.item_id} ({request.prompt}) not sent with its schema")
+        body = self.body(request)
         attempts = self.config.max_retries + 1
         last_problem = ""
         for attempt in range(attempts):
@@ -86,6 +112,10 @@ class OpenAIHTTPBackend(LLMBackend):
                 if response.status_code == 200:
                     return self._content(response, request)
                 last_problem = f"HTTP {response.status_code}: {response.text[:300]}"
+                if "response_format" in body and response.status_code in SCHEMA_REFUSED:
+                    self._schema_refused = " ".join(last_problem.split())[:200]
+                    raise SchemaRefused(f"{self.url} refused item {request.item_id} ({request.prompt}) with its "
+                                        f"JSON schema: {self._schema_refused}")
                 if not retryable(response.status_code):
                     raise LLMError(f"{self.url} rejected item {request.item_id} ({request.prompt}): {last_problem} "
                                    f"(check {ENV['model']}, {ENV['api_key']} and the server's logs)")

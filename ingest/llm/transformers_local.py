@@ -15,6 +15,10 @@ float16 on MPS; or ``float32`` | ``bfloat16`` | ``float16``), ``batch_size`` (16
 ``max_batch_tokens`` (32768), ``threads`` (torch CPU threads; default torch's own; 1 is faster on a
 busy shared machine).
 
+Structured output: a request with a ``schema`` is decoded under it, each token chosen among those the
+schema's grammar allows (:mod:`ingest.llm.grammar`, llguidance; part of the ``local-llm`` extra). Without
+the library the backend cannot enforce schemas (:meth:`schema_unsupported`).
+
 The context window is the model config's ``max_position_embeddings``; a prompt that leaves no room
 for one token is an error naming the item (the stages fit their prompts first, see
 :mod:`ingest.llm.fit`), and the completion is capped at what the window leaves. Token counts are exact:
@@ -103,6 +107,7 @@ class TransformersBackend(LLMBackend):
         self._lm = None
         self._window: int | None = None
         self._prefix = None  # the last batch's shared prompt prefix, kept across calls (the cache sends 64 at a time)
+        self._grammar = None  # the tokenizer wrapped for structured output, built at the first schema
 
     # --- lazily loaded parts ------------------------------------------------------------------------
     def _load_error(self, what: str, exc: Exception) -> LLMError:
@@ -168,6 +173,28 @@ class TransformersBackend(LLMBackend):
         ids.update(configured if isinstance(configured, list) else [configured])
         return {i for i in ids if i is not None}
 
+    def schema_unsupported(self) -> str | None:
+        from ingest.llm import grammar
+
+        if not grammar.available():
+            return f"the transformers backend needs {grammar.LIBRARY} for structured output: pip install -e '.[local-llm]'"
+        return None
+
+    def _constraint(self, request: LLMRequest):
+        if request.schema is None:
+            return None
+        problem = self.schema_unsupported()
+        if problem is not None:
+            raise LLMError(f"item {request.item_id} ({request.prompt}): {problem}")
+        if self._grammar is None:
+            from ingest.llm.grammar import SchemaGrammar
+
+            self._grammar = SchemaGrammar(self.tokenizer, self.lm.config.vocab_size, self._eos())
+        try:
+            return self._grammar.constraint(request.schema)
+        except ValueError as exc:
+            raise LLMError(f"item {request.item_id} ({request.prompt}): {exc}") from exc
+
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         from ingest.llm.decoding import Row, decode
 
@@ -181,7 +208,8 @@ class TransformersBackend(LLMBackend):
             if room < 1:
                 raise LLMError(f"item {r.item_id} ({r.prompt}): the prompt is {len(ids)} tokens, model {self.model!r} "
                                f"holds {window}: shorten the input (the stages fit documents to the window)")
-            rows.append(Row(ids, r.sampling.temperature, r.sampling.top_p, min(r.sampling.max_tokens, room), r.sampling.seed))
+            rows.append(Row(ids, r.sampling.temperature, r.sampling.top_p, min(r.sampling.max_tokens, room), r.sampling.seed,
+                            self._constraint(r)))
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         eos = self._eos()
         out: list[Completion | None] = [None] * len(rows)

@@ -16,6 +16,15 @@ Per document (all documents go through each round as one cached batch):
 Every resulting tree is built with :func:`ingest.structure.segments.build_sections` and must pass
 :func:`ingest.structure.segments.verify_sections`; a tree that does not is ``failed`` with its violations.
 
+Structured output (``structured``, the ``llm.structured`` setting; :mod:`ingest.llm.structured`): both
+rounds send the prompt's JSON schema (``prompts/induce_structure.v<N>.schema.json``,
+``induce_correction.v<N>.schema.json``) filled for the paragraphs shown (levels 1-4, paragraph numbers
+``1..k``, at most ``k`` sections, titles of 1-80 characters), and the backend decodes under it. The schema
+cannot state that sections tile the document, so steps 2-4 run as they are. Each result records whether
+its requests were structured, whether its first answer was schema-valid (checked against the same
+schema in both modes) and its ``outcome``: ``legal_as_returned`` | ``legal_after_correction`` |
+``repaired`` | ``failed``.
+
 Long documents and cut answers: when the model's context window is known (a local model) and the
 whole numbered document plus ``max_tokens`` does not fit, the model is shown the first ``k``
 paragraphs that do (:func:`ingest.llm.fit.fit_count`); the answer is checked against those ``k``, and
@@ -30,9 +39,10 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ingest.corpora.docs import StoredDoc
-from ingest.llm import LLMCache, LLMRequest, Sampling, load_prompt
+from ingest.llm import LLMCache, LLMRequest, Sampling, load_prompt, structured as structured_output
 from ingest.llm.fit import fit_count
-from ingest.structure.llm_output import Parsed, answer_violations, parse_answer, repair, rows_for, to_headings
+from ingest.structure.llm_output import (Parsed, answer_violations, parse_answer, repair, rows_for, schema_valid,
+                                         to_headings)
 from ingest.structure.segments import Heading, SectionRow
 
 MAX_LISTED = 20  # violations listed back to the model in the correction round
@@ -44,7 +54,9 @@ CORRECTION_PROMPT = "induce_correction"
 class InductionResult:
     """``status``: usable | repaired | failed; ``rows`` empty when failed. ``truncated_to``: paragraphs
     shown when the document did not fit the model's context (None: all); ``cut_answers``: answers cut
-    at max_tokens (0..2); ``correction_skipped``: the correction round did not fit the window."""
+    at max_tokens (0..2); ``correction_skipped``: the correction round did not fit the window.
+    ``structured``: every request of the document was generated under its schema (None: no request
+    was made); ``schema_valid``: the first answer satisfies the schema (None: no answer)."""
 
     doc_id: str
     status: str
@@ -54,6 +66,15 @@ class InductionResult:
     truncated_to: int | None = None
     cut_answers: int = 0
     correction_skipped: bool = False
+    structured: bool | None = None
+    schema_valid: bool | None = None
+
+    @property
+    def outcome(self) -> str:
+        """``legal_as_returned`` | ``legal_after_correction`` | ``repaired`` | ``failed``."""
+        if self.status == "usable":
+            return "legal_after_correction" if self.self_corrected else "legal_as_returned"
+        return self.status
 
 
 def numbered(paragraphs: Sequence[str]) -> str:
@@ -73,11 +94,14 @@ def _note(label: str, problems: Sequence[str]) -> str:
 
 
 def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int = 4096,
-                    temperature: float = 0.0, seed: int | None = None) -> list[InductionResult]:
-    """Induce a structure for every document (see module doc); results are in ``docs`` order."""
+                    temperature: float = 0.0, seed: int | None = None,
+                    structured: bool | None = None) -> list[InductionResult]:
+    """Induce a structure for every document (see module doc); results are in ``docs`` order.
+    ``structured``: the ``llm.structured`` setting (None: where the backend can enforce a schema)."""
     ask = load_prompt(STRUCTURE_PROMPT)
     fix = load_prompt(CORRECTION_PROMPT)
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens, seed=llm.seed if seed is None else seed)
+    send_schema = structured_output.wanted(llm, structured)
 
     def first_messages(paragraphs: Sequence[str]) -> tuple[dict, ...]:
         return ({"role": "user", "content": ask.render(n_paragraphs=str(len(paragraphs)), paragraphs=numbered(paragraphs))},)
@@ -86,8 +110,11 @@ def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int
     shown = [fit_count(llm, len(t), lambda k, t=t: first_messages(t[:k]), max_tokens) for t in full]
     texts = [t[:k] for t, k in zip(full, shown)]
     todo = [i for i, k in enumerate(shown) if k > 0]
-    first = {i: LLMRequest(docs[i].doc_id, ask.key, first_messages(texts[i]), sampling) for i in todo}
-    answers = dict(zip(todo, llm.complete([first[i] for i in todo], label="induce:llm")))
+    schemas = {i: ask.schema(n_paragraphs=len(texts[i])) for i in todo}
+    first = {i: LLMRequest(docs[i].doc_id, ask.key, first_messages(texts[i]), sampling,
+                           schemas[i] if send_schema else None) for i in todo}
+    completions, first_structured = structured_output.complete(llm, [first[i] for i in todo], "induce:llm")
+    answers = dict(zip(todo, completions))
     parsed = {i: parse_answer(answers[i].text) for i in todo}
     problems = {i: answer_violations(parsed[i], len(texts[i])) for i in todo}
 
@@ -98,8 +125,10 @@ def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int
         for i in todo if problems[i]}
     skipped = {i for i, m in conversations.items() if not llm.fits(m, max_tokens)}
     retry = [i for i in conversations if i not in skipped]
-    second = [LLMRequest(docs[i].doc_id, fix.key, conversations[i], sampling) for i in retry]
-    second_answers = dict(zip(retry, llm.complete(second, label="induce:llm correction"))) if second else {}
+    second = [LLMRequest(docs[i].doc_id, fix.key, conversations[i], sampling,
+                         fix.schema(n_paragraphs=len(texts[i])) if first_structured else None) for i in retry]
+    completions, second_structured = structured_output.complete(llm, second, "induce:llm correction")
+    second_answers = dict(zip(retry, completions))
 
     results = []
     for i, doc in enumerate(docs):
@@ -115,7 +144,9 @@ def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int
                 f"{len(full[i])}" + (", the rest was appended to the last section" if result.rows else "")))
         if cut:
             result = replace(result, detail=result.detail + f"; {cut} answer(s) cut at max_tokens ({max_tokens})")
-        results.append(replace(result, cut_answers=cut))
+        was_structured = first_structured and (i not in second_answers or second_structured)
+        results.append(replace(result, cut_answers=cut, structured=was_structured,
+                               schema_valid=schema_valid(parsed[i], schemas[i])))
     return results
 
 

@@ -31,10 +31,12 @@ class RawSection:
 
 @dataclass(frozen=True)
 class Parsed:
-    """``sections`` is None when no usable JSON object was found; ``problems`` lists schema errors."""
+    """``sections`` is None when no usable JSON object was found; ``problems`` lists schema errors;
+    ``obj`` is the complete JSON object read (None when there is none, e.g. a cut answer)."""
 
     sections: list[RawSection] | None
     problems: list[str]
+    obj: Any = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -91,7 +93,7 @@ def parse_answer(text: str) -> Parsed:
         cut = [f"the answer's JSON never closes (cut off?): {len(items)} complete section(s) read"]
     items = obj["sections"]
     if not isinstance(items, list):
-        return Parsed(None, [f'"sections" is a {type(items).__name__}, not a list'])
+        return Parsed(None, [f'"sections" is a {type(items).__name__}, not a list'], None if cut else obj)
     problems: list[str] = []
     sections: list[RawSection] = []
     for k, item in enumerate(items, start=1):
@@ -110,7 +112,15 @@ def parse_answer(text: str) -> Parsed:
                 problems.append(f"section {k}: {key} missing or not an integer ({item.get(key)!r})")
         sections.append(RawSection(_WS.sub(" ", title).strip(), values["level"],
                                    values["first_paragraph"], values["last_paragraph"]))
-    return Parsed(sections, cut + problems)
+    return Parsed(sections, cut + problems, None if cut else obj)
+
+
+def schema_valid(parsed: Parsed, schema: dict) -> bool:
+    """Whether the answer's JSON object (the one :func:`parse_answer` read; prose or code fences around
+    it are tolerated, a cut answer has none) satisfies ``schema``."""
+    import jsonschema
+
+    return parsed.obj is not None and jsonschema.Draft202012Validator(schema).is_valid(parsed.obj)
 
 
 def answer_violations(parsed: Parsed, n_paragraphs: int) -> list[str]:

@@ -3,12 +3,15 @@
 ``induce(con, inducer, corpus=None, backend=None)`` runs the inducer (``texttiling`` or ``llm``) on
 every document of ``corpus`` (default: every corpus that has gold structure), and in ONE
 transaction per corpus replaces that corpus's ``sections`` rows of the structure, its
-``induction_log`` rows (status usable / repaired / failed and why), its ``quarantine`` rows of stage
-``induce:<inducer>`` (one per failed document, with the violations) and its ``funnel`` rows of the
-same stage (``input``, ``usable``, ``self_corrected``, ``repaired``, ``failed``, ``kept``; for the LLM
-inducer also ``truncated`` (documents shown only in part: longer than the model's context),
-``cut_answers`` (answers cut at max_tokens) and ``correction_skipped``). Failed
-documents get no induced sections; nothing is loaded half-verified.
+``induction_log`` rows (status usable / repaired / failed and why; for the LLM inducer also the
+``outcome`` legal_as_returned / legal_after_correction / repaired / failed, whether the document's
+requests were ``structured`` and whether its first answer was ``schema_valid``), its ``quarantine``
+rows of stage ``induce:<inducer>`` (one per failed document, with the violations) and its ``funnel``
+rows of the same stage (``input``, ``usable``, ``self_corrected``, ``repaired``, ``failed``, ``kept``;
+for the LLM inducer also ``legal_as_returned``, ``structured`` (documents whose requests carried the
+schema), ``schema_valid`` (first answers that satisfy it), ``truncated`` (documents shown only in part:
+longer than the model's context), ``cut_answers`` (answers cut at max_tokens) and
+``correction_skipped``). Failed documents get no induced sections; nothing is loaded half-verified.
 
 With ``chunk=True`` the corpus is re-chunked afterwards (:func:`ingest.chunking.stage.chunk_corpus`) and
 the report includes the span identity. The report (:func:`induction_report`) per corpus:
@@ -39,14 +42,16 @@ INDUCERS = ("texttiling", "llm")
 
 def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = None, backend: Any = None, *,
            params: TextTilingParams = TextTilingParams(), embedder: str | None = None, chunk: bool = False,
-           show_progress: bool = True, precision: str | None = "auto", max_tokens: int = 4096) -> dict:
+           show_progress: bool = True, precision: str | None = "auto", max_tokens: int = 4096,
+           structured: bool | None = None) -> dict:
     """Induce, verify and load structure ``induced:<inducer>``; return the report (module doc).
     TextTiling's paragraph vectors come from ``embedder`` computing in ``precision``
     (:mod:`ingest.retrieval.precision`).
 
     ``backend`` (llm only): an :class:`ingest.llm.LLMCache`, a bare :class:`ingest.llm.LLMBackend`
     (put behind the cache), or None for the configured one (``RAGWH_LLM_*``); ``max_tokens`` caps each
-    structure answer (llm only)."""
+    structure answer and ``structured`` is the ``llm.structured`` setting (llm only; None: structured
+    output where the backend has it)."""
     if inducer not in INDUCERS:
         raise ValueError(f"unknown inducer {inducer!r}: use one of {', '.join(INDUCERS)}")
     corpora = [corpus] if corpus is not None else structured_corpora(con)
@@ -66,7 +71,7 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
         empty = [d for d in docs if not d.paragraphs]
         todo = [d for d in docs if d.paragraphs]
         if inducer == "llm":
-            results = induce_with_llm(todo, llm, max_tokens=max_tokens)
+            results = induce_with_llm(todo, llm, max_tokens=max_tokens, structured=structured)
             extra = {}
         else:
             results, extra = induce_with_texttiling(con, todo, params, embedder, show_progress=show_progress,
@@ -106,12 +111,16 @@ def _load(con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: lis
         "char_start": pa.array([s.char_start for _, s in sections], pa.int32()),
         "char_end": pa.array([s.char_end for _, s in sections], pa.int32()),
     })
+    by_llm = structure == "induced:llm"
     log = pa.table({
         "structure": [structure] * len(results),
         "doc_id": [r.doc_id for r in results],
         "status": [r.status for r in results],
         "n_sections": pa.array([len(r.rows) if r.rows else None for r in results], pa.int32()),
         "detail": [r.detail for r in results],
+        "outcome": pa.array([r.outcome if by_llm else None for r in results], pa.string()),
+        "structured": pa.array([r.structured for r in results], pa.bool_()),
+        "schema_valid": pa.array([r.schema_valid for r in results], pa.bool_()),
     })
     failed = [r for r in results if r.status == "failed"]
     stage = f"induce:{structure.removeprefix('induced:')}"
@@ -130,8 +139,11 @@ def _load(con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: lis
         "failed": len(failed),
         "kept": sum(r.status != "failed" for r in results),
     }
-    if structure == "induced:llm":
-        counts.update({"truncated": sum(r.truncated_to is not None for r in results),
+    if by_llm:
+        counts.update({"legal_as_returned": sum(r.outcome == "legal_as_returned" for r in results),
+                       "structured": sum(r.structured is True for r in results),
+                       "schema_valid": sum(r.schema_valid is True for r in results),
+                       "truncated": sum(r.truncated_to is not None for r in results),
                        "cut_answers": sum(r.cut_answers for r in results),
                        "correction_skipped": sum(r.correction_skipped for r in results)})
     funnel = pa.table({"corpus": [corpus] * len(counts), "stage": [stage] * len(counts),
@@ -178,7 +190,7 @@ def induction_report(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str, 
         "mean_top_level_gold": sec[4],
         "documents_with_gold": sec[5],
     }
-    for key in ("truncated", "cut_answers", "correction_skipped"):
+    for key in ("structured", "schema_valid", "truncated", "cut_answers", "correction_skipped"):
         if key in counts:
             out[key] = counts[key]
     if with_spans:

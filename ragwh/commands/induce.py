@@ -33,7 +33,8 @@ def induce_command(
     con = connect(warehouse, create=False)
     try:
         backend = _llm(con, config, replay_only) if inducer == "llm" else None
-        report = induce(con, inducer, corpus, backend, chunk=chunk, max_tokens=max_tokens)
+        structured = _structured(config) if inducer == "llm" else None
+        report = induce(con, inducer, corpus, backend, chunk=chunk, max_tokens=max_tokens, structured=structured)
     except (IngestError, LLMError, ValueError) as exc:
         console.print(f"[red]induce failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
@@ -49,13 +50,18 @@ def induce_command(
         else:
             span = (f"{r['span_identity']:.1%} ({counts['identical']}/{counts['induced_chunks']} induced chunks, "
                     f"{counts['documents']} documents)")
+        llm_only = ""
+        if "truncated" in r:
+            llm_only = (f"; structured output for {r.get('structured', 0)}, first answer schema-valid for "
+                        f"{r.get('schema_valid', 0)}; "
+                        f"{r['truncated']} shown truncated (longer than the model's context), {r['cut_answers']} answers "
+                        f"cut at max_tokens, {r['correction_skipped']} corrections skipped")
         console.print(
-            f"{escape(name)}: {r['documents']} documents, {r['usable']} usable ({r['self_corrected']} self-corrected, "
-            f"{r['repaired']} repaired), {r['failed']} failed; sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
+            f"{escape(name)}: {r['documents']} documents, {r['usable']} usable ({r['usable_first_try']} legal as returned, "
+            f"{r['self_corrected']} self-corrected, {r['repaired']} repaired), {r['failed']} failed; "
+            f"sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
             f"top-level/doc {_pair(r['mean_top_level_induced'], r['mean_top_level_gold'])}; "
-            f"induced chunk spans identical to a gold chunk span: {span}"
-            + (f"; {r['truncated']} shown truncated (longer than the model's context), {r['cut_answers']} answers cut at "
-               f"max_tokens, {r['correction_skipped']} corrections skipped" if "truncated" in r else ""), soft_wrap=True)
+            f"induced chunk spans identical to a gold chunk span: {span}" + llm_only, soft_wrap=True)
     if "llm" in report:
         llm = report["llm"]
         console.print(f"LLM {escape(str(llm['model']))} via {escape(str(llm['backend']))}: {llm['calls']} calls, "
@@ -75,6 +81,13 @@ def tiny_label(console: Console, model: str) -> None:
 def _pair(induced: float | None, gold: float | None) -> str:
     fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
     return f"{fmt(induced)} (gold {fmt(gold)})"
+
+
+def _structured(config: Optional[Path]) -> bool | None:
+    """The ``llm.structured`` setting (experiment config's llm: mapping, ``RAGWH_LLM_STRUCTURED``)."""
+    from ingest.llm import load_llm_config
+
+    return load_llm_config(config).structured
 
 
 def _llm(con, config: Optional[Path], replay_only: bool):

@@ -77,3 +77,20 @@ def test_discard_if_empty_removes_only_a_warehouse_without_rows(tmp_path):
     con.close()
     assert discard_if_empty(empty) and not empty.exists()
     assert not discard_if_empty(loaded) and loaded.is_file()
+
+
+def test_an_older_warehouse_gains_the_induction_log_columns_with_its_rows_kept(tmp_path):
+    import duckdb
+
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute("CREATE TABLE induction_log (structure VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, "
+                "status VARCHAR NOT NULL, n_sections INTEGER, detail VARCHAR NOT NULL)")
+    old.execute("INSERT INTO induction_log VALUES ('induced:llm', 'qasper/1', 'failed', NULL, 'no JSON')")
+    old.close()
+    con = connect(path)
+    try:
+        assert con.execute("SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log").fetchall() == [
+            ("qasper/1", "failed", None, None, None)]
+    finally:
+        con.close()

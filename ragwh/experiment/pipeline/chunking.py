@@ -220,6 +220,8 @@ class Pipeline:
             parts = [self.fingerprints[("ingest", corpus.name)], self.config.inducer, *self._llm_parts()]
             if self.config.inducer == "texttiling":  # its paragraph vectors: the default embedder's precision
                 parts.append(f"precision={self.config.precision}")
+            elif self.config.llm.backend != "none":  # structured output (llm.structured or RAGWH_LLM_STRUCTURED)
+                parts.append(f"structured={self._llm_config().structured}")
             self.stage("induce", corpus.name, parts, lambda c=corpus.name: self._induce_one(c),
                        outputs=stage_outputs.induce(corpus.name, self.config.inducer))
 
@@ -227,12 +229,19 @@ class Pipeline:
         from ingest.structure.stage import induce as induce
         llm = self._llm_backend()
         max_tokens = self._llm_config().stage_max_tokens("induce") if llm is not None else 4096
-        induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision)
+        structured = self._llm_config().structured if llm is not None else None
+        induce(self.con, self.config.inducer, corpus, llm, max_tokens=max_tokens, precision=self.config.precision,
+               structured=structured)
         rows = self.con.execute(
-            "SELECT status, count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) GROUP BY 1 ORDER BY 1",
-            [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
-        return (f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
-                + (self._tiny() if self.config.inducer == "llm" else ""))
+            "SELECT coalesce(outcome, status), count(*) FROM induction_log WHERE structure = ? AND starts_with(doc_id, ?) "
+            "GROUP BY 1 ORDER BY 1", [f"induced:{self.config.inducer}", corpus + "/"]).fetchall()
+        detail = f"structure induced:{self.config.inducer}: " + (", ".join(f"{n} {s}" for s, n in rows) or "no documents")
+        if self.config.inducer == "llm":
+            n, structured = self.con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE structured) FROM induction_log WHERE structure = 'induced:llm' "
+                "AND starts_with(doc_id, ?)", [corpus + "/"]).fetchone()
+            detail += f"; structured output for {structured} of {n}" + self._tiny()
+        return detail
 
     def _llm_config(self) -> Any:
         from ingest.llm import load_llm_config

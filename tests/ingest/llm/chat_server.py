@@ -3,8 +3,9 @@
 Answers come from a Python function of the request body (a test stand-in for a model, never a
 result): a string (finish reason ``stop``, no ``usage``) or a dict with ``content`` and optionally
 ``finish_reason`` and ``usage`` (to script an answer cut at max_tokens and token counts). ``plan`` scripts the next responses: an ``int`` answers with that HTTP status and an error
-body, a ``float`` sleeps that many seconds before answering normally. Every request body is
-recorded, and the largest number of requests in flight at once is tracked.
+body, a ``float`` sleeps that many seconds before answering normally. ``refuse_response_format``
+answers every request that carries a ``response_format`` with HTTP 400, as a server without structured
+output does. Every request body is recorded, and the largest number of requests in flight at once is tracked.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class ChatServer:
         self.respond = respond
         self.delay_s = delay_s
         self.plan: list[int | float] = []
+        self.refuse_response_format = False
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
         self.in_flight = 0
@@ -44,6 +46,9 @@ class ChatServer:
                 try:
                     if self.path != "/v1/chat/completions":
                         self._send(404, {"error": f"no route {self.path}"})
+                        return
+                    if server.refuse_response_format and "response_format" in body:
+                        self._send(400, {"error": {"message": "unknown field response_format"}})
                         return
                     if isinstance(action, int):
                         self._send(action, {"error": {"message": f"scripted status {action}"}})

@@ -86,6 +86,51 @@ def test_cache_key_covers_model_messages_sampling_seed_and_prompt_version():
     assert base == hashlib.sha256(req("a").canonical_json("m").encode()).hexdigest()
 
 
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 3}}, "required": ["n"]}
+
+
+def structured_req(item: str, text: str = "hello", schema: dict = SCHEMA) -> LLMRequest:
+    return LLMRequest(item, "test_prompt.v1", ({"role": "user", "content": text},), Sampling(seed=1), schema)
+
+
+def test_a_free_text_key_is_what_it_was_before_structured_output_and_a_schema_joins_the_key():
+    # the key of this free-text request as computed before requests could carry a schema: caches stay valid
+    assert cache_key("m", req("a")) == "0163cfdc13f0e2f51ec6ea633ed90298ae1e6c89ba7bc37d0699f006e4df55cc"
+    assert "schema" not in json.loads(req("a").canonical_json("m"))
+    structured = structured_req("a")
+    assert json.loads(structured.canonical_json("m"))["schema"] == SCHEMA
+    other = structured_req("a", schema={**SCHEMA, "properties": {"n": {"type": "integer", "maximum": 4}}})
+    assert len({cache_key("m", req("a")), cache_key("m", structured), cache_key("m", other)}) == 3
+    assert cache_key("m", structured.without_schema()) == cache_key("m", req("a"))
+
+
+def test_a_structured_prompt_fills_its_schema_per_request():
+    prompt = load_prompt("induce_structure")
+    schema = prompt.schema(n_paragraphs=7)
+    sections = schema["properties"]["sections"]
+    item = sections["items"]["properties"]
+    assert (sections["minItems"], sections["maxItems"]) == (1, 7)
+    assert (item["level"]["minimum"], item["level"]["maximum"]) == (1, 4)
+    assert all((item[k]["minimum"], item[k]["maximum"]) == (1, 7) for k in ("first_paragraph", "last_paragraph"))
+    assert list(item) == ["title", "level", "first_paragraph", "last_paragraph"]  # the order answers are written in
+    assert load_prompt("induce_correction").schema(n_paragraphs=7) == schema
+    assert prompt.schema_template["properties"]["sections"]["maxItems"] == "$n_paragraphs"  # the file is untouched
+    with pytest.raises(KeyError, match=r"induce_structure.v1 needs a value for \$n_paragraphs"):
+        prompt.schema()
+    assert load_prompt("contextual_chunk").schema() is None and load_prompt("query_paraphrase").schema() is None
+
+
+def test_config_structured_setting_and_its_environment_variable(tmp_path):
+    assert load_llm_config({}, env={}).structured is None
+    assert load_llm_config({"structured": False}, env={}).structured is False
+    assert load_llm_config({"structured": "auto"}, env={}).structured is None
+    assert load_llm_config({"structured": False}, env={"RAGWH_LLM_STRUCTURED": "1"}).structured is True
+    assert load_llm_config({"structured": True}, env={"RAGWH_LLM_STRUCTURED": "auto"}).structured is None
+    assert load_llm_config({}, env={"RAGWH_LLM_STRUCTURED": "0"}).structured is False
+    with pytest.raises(ValueError, match="llm.structured: true, false or null"):
+        load_llm_config({"structured": "yes"}, env={})
+
+
 def test_cache_rerun_makes_zero_calls_and_dedupes(con):
     backend = ScriptedBackend(echo)
     llm = LLMCache(con, backend, progress=False)
@@ -261,9 +306,10 @@ def test_vllm_backend_needs_the_extra(monkeypatch):
         make_backend(LLMConfig(backend="vllm", model="m"))
 
 
-def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
-    """The adapter against a stand-in module with vLLM's API shape (LLM.chat, SamplingParams,
-    RequestOutput.outputs[0].text): checks what is passed, not what a model says."""
+def _vllm_stand_in(monkeypatch, **params_classes):
+    """vLLM's module shape (SamplingParams, and in vllm.sampling_params the structured-output parameter
+    class(es) given) with an engine that records how it was built and what it was asked: answer k is
+    ``gen <last message>``, k + 3 tokens long, cut at max_tokens for every answer after the first."""
     seen = {}
 
     class SamplingParams:
@@ -276,11 +322,20 @@ def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
 
         def chat(self, conversations, sampling_params, use_tqdm):
             seen["chat"] = (conversations, [p.kw for p in sampling_params])
+            seen["params"] = seen["chat"][1]
             return [types.SimpleNamespace(prompt_token_ids=[1] * (10 + k), outputs=[types.SimpleNamespace(
                 text=f"gen {c[-1]['content']}", token_ids=[5] * (3 + k), finish_reason="length" if k else "stop")])
                 for k, c in enumerate(conversations)]
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", types.SimpleNamespace(**params_classes))
+    return seen
+
+
+def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
+    """The adapter against a stand-in module with vLLM's API shape (LLM.chat, SamplingParams,
+    RequestOutput.outputs[0].text): checks what is passed, not what a model says."""
+    seen = _vllm_stand_in(monkeypatch)
     backend = make_backend(LLMConfig(backend="vllm", model="google/gemma", seed=11, vllm={"max_model_len": 8192}))
     out = backend.generate([req("a", "p1", seed=3), LLMRequest("b", "t.v1", ({"role": "user", "content": "p2"},),
                                                                 Sampling(temperature=0.7, top_p=0.9, max_tokens=50, seed=4))])
@@ -289,3 +344,117 @@ def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
     assert seen["chat"][0] == [[{"role": "user", "content": "p1"}], [{"role": "user", "content": "p2"}]]
     assert seen["chat"][1] == [{"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 3},
                                {"temperature": 0.7, "top_p": 0.9, "max_tokens": 50, "seed": 4}]
+
+
+# --- structured output: when schemas are sent, fallback to free text --------------------------------------
+
+
+def test_schemas_are_sent_where_the_backend_enforces_them(con):
+    from ingest.llm import structured
+
+    plain, able = ScriptedBackend(echo), ScriptedBackend(echo, structured=True)
+    assert structured.wanted(LLMCache(con, able, progress=False), None) is True
+    assert structured.wanted(LLMCache(con, plain, progress=False), None) is False
+    assert structured.wanted(LLMCache(con, able, progress=False), False) is False
+    with pytest.raises(LLMError, match="llm.structured is true but backend scripted has no structured output"):
+        structured.wanted(LLMCache(con, plain, progress=False), True)
+    replay = LLMCache(con, None, model="m", replay_only=True, progress=False)
+    assert structured.wanted(replay, None) is True and structured.wanted(replay, False) is False
+
+
+def test_replay_only_falls_back_to_the_free_text_answers_of_a_run_that_had_no_structured_output(con, caplog):
+    from ingest.llm import structured
+
+    LLMCache(con, ScriptedBackend(echo), progress=False).complete([req("a", "x")])  # a free-text run
+    replay = LLMCache(con, None, model="scripted-test-model", replay_only=True, progress=False)
+    with caplog.at_level("WARNING"):
+        answers, enforced = structured.complete(replay, [structured_req("a", "x")], "test")
+    assert [a.text for a in answers] == ["answer to x"] and enforced is False
+    assert "replaying the free-text answers" in caplog.text
+    with pytest.raises(LLMCacheMiss, match=r"first: b \(test_prompt.v1\)"):  # neither stored: the structured miss
+        structured.complete(replay, [structured_req("b", "new")], "test")
+    answers, enforced = structured.complete(replay, [req("a", "x")], "test")  # no schema: not structured
+    assert enforced is False
+
+
+# --- structured output on the HTTP backend -----------------------------------------------------------------
+
+
+def test_http_backend_sends_the_schema_as_response_format(con):
+    with ChatServer(lambda body: '{"n": 2}') as server:
+        llm = open_llm(con, config=http_config(server), progress=False)
+        from ingest.llm import structured
+
+        answers, enforced = structured.complete(llm, [structured_req("a", "one")], "test")
+    assert [a.text for a in answers] == ['{"n": 2}'] and enforced is True
+    (body,) = server.bodies
+    assert body["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "test_prompt", "schema": SCHEMA, "strict": True}}
+    stored = json.loads(con.execute("SELECT request_json FROM llm_calls").fetchone()[0])
+    assert stored["schema"] == SCHEMA  # the stored request says what was enforced
+
+
+def test_http_server_refusing_the_schema_falls_back_to_free_text_with_one_warning(con, caplog):
+    from ingest.llm import structured
+
+    def respond(body):
+        return '{"n": 1}'
+
+    with ChatServer(respond) as server:
+        server.plan = [400]  # the first request (with response_format) is refused
+        llm = open_llm(con, config=http_config(server, concurrency=1), progress=False)
+        with caplog.at_level("WARNING"):
+            answers, enforced = structured.complete(llm, [structured_req("a", "one")], "induce:test")
+        assert enforced is False and [a.text for a in answers] == ['{"n": 1}']
+        assert [("response_format" in b) for b in server.bodies] == [True, False]
+        warnings = [r for r in caplog.records if r.levelname == "WARNING" and "structured output refused" in r.message]
+        assert len(warnings) == 1 and "\n" not in warnings[0].getMessage() and "HTTP 400" in warnings[0].getMessage()
+        # the answer is stored under the free-text key, so it is never taken for a structured one
+        assert con.execute("SELECT cache_key FROM llm_calls").fetchall() == [(cache_key("test-model", req("a", "one")),)]
+        # later structured requests are refused without being sent, and fall back at once
+        answers, enforced = structured.complete(llm, [structured_req("b", "two")], "induce:test")
+        assert enforced is False and len(server.bodies) == 3 and "response_format" not in server.bodies[-1]
+
+
+class _Params:
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.kw == other.kw
+
+
+class StructuredOutputsParams(_Params):
+    pass
+
+
+class GuidedDecodingParams(_Params):
+    pass
+
+
+def test_vllm_backend_puts_the_schema_in_structured_outputs(monkeypatch):
+    seen = _vllm_stand_in(monkeypatch, StructuredOutputsParams=StructuredOutputsParams,
+                          GuidedDecodingParams=GuidedDecodingParams)
+    backend = make_backend(LLMConfig(backend="vllm", model="google/gemma"))
+    assert backend.schema_unsupported() is None
+    backend.generate([structured_req("a"), req("b")])
+    assert seen["params"] == [
+        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1, "structured_outputs": StructuredOutputsParams(json=SCHEMA)},
+        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1}]
+
+
+def test_vllm_backend_uses_guided_decoding_on_older_releases_and_says_when_it_has_neither(monkeypatch, con):
+    from ingest.llm import structured
+
+    seen = _vllm_stand_in(monkeypatch, GuidedDecodingParams=GuidedDecodingParams)
+    make_backend(LLMConfig(backend="vllm", model="m")).generate([structured_req("a")])
+    assert seen["params"][0]["guided_decoding"] == GuidedDecodingParams(json=SCHEMA)
+    _vllm_stand_in(monkeypatch)
+    backend = make_backend(LLMConfig(backend="vllm", model="m"))
+    assert "no structured outputs" in backend.schema_unsupported()
+    llm = LLMCache(con, backend, progress=False)
+    assert structured.wanted(llm, None) is False
+    with pytest.raises(LLMError, match="llm.structured is true but this vLLM has no structured outputs"):
+        structured.wanted(llm, True)
+    with pytest.raises(LLMError, match="item a .*no structured outputs"):
+        backend.generate([structured_req("a")])

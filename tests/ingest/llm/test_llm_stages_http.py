@@ -129,8 +129,18 @@ def test_llm_induction_end_to_end(con, server):
                     "WHERE i.chunkset = 'structural:induced:llm' AND i.doc_id = 'wikipedia/1'")[0][0]
     assert d1 == table(con, "SELECT count(*) FROM chunks WHERE chunkset = 'structural:gold' AND doc_id = 'wikipedia/1'")[0][0]
     assert table(con, "SELECT reason, n FROM funnel WHERE stage = 'induce:llm' ORDER BY reason") == [
-        ("correction_skipped", 0), ("cut_answers", 0), ("failed", 1), ("input", 3), ("kept", 2), ("repaired", 0),
-        ("self_corrected", 1), ("truncated", 0), ("usable", 2)]
+        ("correction_skipped", 0), ("cut_answers", 0), ("failed", 1), ("input", 3), ("kept", 2),
+        ("legal_as_returned", 1), ("repaired", 0), ("schema_valid", 2), ("self_corrected", 1), ("structured", 3),
+        ("truncated", 0), ("usable", 2)]
+    # structured output is on by default: every request carried its document's schema (8 paragraphs)
+    for body in server.bodies:
+        schema = body["response_format"]["json_schema"]["schema"]
+        assert body["response_format"]["type"] == "json_schema" and schema["properties"]["sections"]["maxItems"] == 8
+    assert {b["response_format"]["json_schema"]["name"] for b in server.bodies} == {"induce_structure", "induce_correction"}
+    # doc 1's fenced JSON satisfies the schema; doc 2's has overlaps (legal JSON, not a tiling); doc 3 is prose
+    assert table(con, "SELECT doc_id, outcome, structured, schema_valid FROM induction_log ORDER BY doc_id") == [
+        ("wikipedia/1", "legal_as_returned", True, True), ("wikipedia/2", "legal_after_correction", True, True),
+        ("wikipedia/3", "failed", True, False)]
 
     before = table(con, "SELECT * FROM sections WHERE structure = 'induced:llm' ORDER BY doc_id, section_idx")
     again = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False)
@@ -143,6 +153,26 @@ def test_llm_induction_end_to_end(con, server):
     with pytest.raises(LLMCacheMiss, match=r"wikipedia/2 \(induce_correction.v1\)"):
         induce(con, "llm", "wikipedia", replay, show_progress=False)
     assert server.n_requests == 5
+
+
+def test_llm_induction_falls_back_to_free_text_when_the_server_refuses_the_schema(con, server, caplog):
+    load_articles(con)
+    server.refuse_response_format = True
+    with caplog.at_level("WARNING"):
+        report = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False)
+    r = report["corpora"]["wikipedia"]
+    assert (r["usable"], r["failed"], r["structured"], r["schema_valid"]) == (2, 1, 0, 2)
+    # one refused structured request; then the first round (3) and the corrections (2) as free text
+    assert ["response_format" in b for b in server.bodies].count(True) >= 1
+    assert sum("response_format" not in b for b in server.bodies) == 5
+    assert table(con, "SELECT DISTINCT structured FROM induction_log") == [(False,)]
+    refused = [m for m in caplog.messages if "structured output refused" in m]
+    assert refused and all("\n" not in m and "unknown field response_format" in m for m in refused)
+    # the free-text answers are stored under free-text keys: a run with llm.structured false replays them
+    n = server.n_requests
+    again = induce(con, "llm", "wikipedia", open_llm(con, config=http(server), progress=False), show_progress=False,
+                   structured=False)
+    assert again["llm"]["calls"] == 0 and server.n_requests == n
 
 
 def test_a1_contexts_end_to_end(con, server):

@@ -190,3 +190,69 @@ def test_batches_keep_a_documents_prompts_together_and_sort_the_rest_by_length()
     assert batches[:2] == [[0, 1, 2], [3]]  # the document run first, in prompt order
     assert batches[2:] == [[5, 6, 4], [7, 8]]  # the rest by length; rows x (prompt + completion) <= 10,000
     assert sorted(i for batch in batches for i in batch) == list(range(len(rows)))
+
+
+# --- structured output (llguidance) ----------------------------------------------------------------------
+
+
+def test_a_structured_answer_parses_and_validates_for_a_hand_made_document(backend):
+    """The induction prompt and schema for a four-paragraph document: the answer the packaged model writes
+    under the schema is complete JSON within its bounds (whatever its sections say)."""
+    import json
+
+    import jsonschema
+
+    from ingest.llm import load_prompt
+    from ingest.structure.llm_inducer import numbered
+    from ingest.structure.llm_output import parse_answer, schema_valid
+
+    paragraphs = ["The committee met on Tuesday to discuss the new library.",
+                  "It agreed on a budget and a site near the river.",
+                  "The architect presented three designs; the second was chosen.",
+                  "Construction starts in spring and the library opens a year later."]
+    prompt = load_prompt("induce_structure")
+    schema = prompt.schema(n_paragraphs=4)
+    messages = ({"role": "user", "content": prompt.render(n_paragraphs="4", paragraphs=numbered(paragraphs))},)
+    # 448 tokens hold the longest answer the schema allows (4 sections, 80-character titles): never cut
+    request = LLMRequest("hand/1", prompt.key, messages, Sampling(max_tokens=448), schema)
+    answer = backend.generate([request])[0]
+    assert answer.finish_reason == "stop"
+    obj = json.loads(answer.text)
+    jsonschema.validate(obj, schema)
+    parsed = parse_answer(answer.text)
+    assert parsed.problems == [] and schema_valid(parsed, schema) and 1 <= len(parsed.sections) <= 4
+    assert all(1 <= s.level <= 4 and 1 <= s.first <= 4 and 1 <= s.last <= 4 and s.title for s in parsed.sections)
+
+
+def test_the_grammar_mask_allows_exactly_what_the_schema_allows(backend):
+    """llguidance's mask over the packaged tokenizer, no model: token by token through a valid answer,
+    an out-of-bounds level is forbidden, and the end-of-answer token is allowed only once the JSON is complete."""
+    import torch
+
+    from ingest.llm import load_prompt
+    from ingest.llm.grammar import SchemaGrammar
+
+    tok = backend.tokenizer
+    grammar = SchemaGrammar(tok, 49152, {tok.eos_token_id})
+    matcher = grammar.constraint(load_prompt("induce_structure").schema(n_paragraphs=2))
+
+    def allowed() -> set[int]:
+        logits = torch.zeros(49152)
+        assert matcher.mask(logits)
+        return set(torch.nonzero(logits == 0).flatten().tolist())
+
+    answer = '{"sections":[{"title":"A","level":1,"first_paragraph":1,"last_paragraph":2}]}'
+    prefix, checked = "", 0
+    for token in tok(answer, add_special_tokens=False)["input_ids"]:
+        ok = allowed()
+        assert token in ok and tok.eos_token_id not in ok, prefix
+        if prefix.endswith('"level":'):  # levels 1-4 only
+            assert tok.convert_tokens_to_ids("5") not in ok and tok.convert_tokens_to_ids("1") in ok
+            checked += 1
+        if prefix.endswith('"last_paragraph":'):  # paragraphs 1..2 only
+            assert tok.convert_tokens_to_ids("3") not in ok and tok.convert_tokens_to_ids("2") in ok
+            checked += 1
+        matcher.accept(token)
+        prefix += tok.decode([token])
+    assert checked == 2 and prefix == answer
+    assert allowed() == {tok.eos_token_id}  # complete: only the end of the answer

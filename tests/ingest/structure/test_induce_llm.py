@@ -236,3 +236,56 @@ def induce_prompt_with(doc, k):
 
     paras = doc.paragraph_texts()[:k]
     return ({"role": "user", "content": load_prompt("induce_structure").render(n_paragraphs=str(k), paragraphs=numbered(paras))},)
+
+
+# --- structured output: the schema sent per document, and what is recorded ----------------------------------
+
+
+def test_structured_requests_carry_each_documents_schema_and_results_record_it(con):
+    script = {
+        "d/ok": [answer(("A", 1, 1, 2), ("B", 1, 3, 4))],
+        "d/fix": [answer(("A", 1, 1, 3), ("B", 1, 3, 4)), answer(("A", 1, 1, 2), ("B", 2, 3, 4))],
+        "d/rep": ['{"sections": [{"title": "A", "level": "1", "first_paragraph": 1, "last_paragraph": 5}]}',
+                  '{"sections": [{"title": "A", "level": 1, "first_paragraph": 2, "last_paragraph": 6}]}'],
+        "d/bad": ["I cannot do that.", '{"sections": []}'],
+    }
+    sizes = {"d/ok": 4, "d/fix": 4, "d/rep": 6, "d/bad": 3}
+    backend = ScriptedBackend(lambda r: script[r.item_id][len(r.messages) // 2], structured=True)
+    docs = [make_doc(d, n) for d, n in sizes.items()]
+    results = {r.doc_id: r for r in induce_with_llm(docs, LLMCache(con, backend, progress=False))}
+    for r in backend.requests:
+        n = sizes[r.item_id]
+        sections = r.schema["properties"]["sections"]
+        assert sections["maxItems"] == n and sections["items"]["properties"]["last_paragraph"]["maximum"] == n
+        assert sections["items"]["properties"]["level"] == {"type": "integer", "minimum": 1, "maximum": 4}
+    assert {r.prompt for r in backend.requests if len(r.messages) == 3} == {"induce_correction.v1"}
+    got = {d: (r.outcome, r.structured, r.schema_valid) for d, r in results.items()}
+    assert got == {"d/ok": ("legal_as_returned", True, True), "d/fix": ("legal_after_correction", True, True),
+                   "d/rep": ("repaired", True, False),  # level "1" is a string: parsed, but not schema-valid
+                   "d/bad": ("failed", True, False)}
+
+
+def test_free_text_requests_carry_no_schema_and_are_checked_against_it_all_the_same(con):
+    backend = ScriptedBackend(lambda r: answer(("A", 1, 1, 2), ("B", 5, 3, 4)), structured=True)
+    llm = LLMCache(con, backend, progress=False)
+    (result,) = induce_with_llm([make_doc("d/x", 4)], llm, structured=False)
+    assert all(r.schema is None for r in backend.requests) and len(backend.requests) == 2
+    assert (result.outcome, result.structured, result.schema_valid) == ("repaired", False, False)  # level 5 > 4
+    plain = ScriptedBackend(lambda r: answer(("A", 1, 1, 4)))  # a backend without structured output: auto is off
+    (result,) = induce_with_llm([make_doc("d/y", 4)], LLMCache(con, plain, progress=False))
+    assert (result.outcome, result.structured, result.schema_valid) == ("legal_as_returned", False, True)
+    assert plain.requests[0].schema is None
+
+
+def test_a_truncated_documents_schema_bounds_the_paragraphs_shown(con):
+    seen = []
+
+    def respond(r):
+        seen.append(r)
+        return answer(("A", 1, 1, 2))
+
+    backend = WindowedScripted(respond, window=330)
+    backend.structured = True
+    (result,) = induce_with_llm([make_doc("d/long", 40)], LLMCache(con, backend, progress=False), max_tokens=50)
+    shown = result.truncated_to
+    assert 4 < shown < 40 and seen[0].schema["properties"]["sections"]["maxItems"] == shown

@@ -34,7 +34,8 @@ def test_demo_llm_runs_the_tiny_local_model_and_is_labelled(monkeypatch):
     assert config.llm.backend == "transformers" and config.llm.model == "smollm2-135m-instruct" and config.llm.tiny
     assert config.runnable_conditions() == (list(config.conditions), {}) and "A1" in config.conditions
     llm = load_llm_config({"backend": config.llm.backend, **config.llm.settings}, env={})
-    assert (llm.stage_max_tokens("induce"), llm.stage_max_tokens("contexts")) == (4096, 150)
+    assert (llm.stage_max_tokens("induce"), llm.stage_max_tokens("contexts")) == (512, 150)
+    assert config.inducer == "llm" and llm.structured is None  # structured output where the backend has it
     assert not load_config(None).llm.tiny  # no LLM at all
     monkeypatch.setenv("RAGWH_LLM_MODEL", "google/gemma-3-27b-it")  # the environment wins: not tiny any more
     assert not load_config(PROJECT_ROOT / "experiments" / "demo-llm.yml").llm.tiny

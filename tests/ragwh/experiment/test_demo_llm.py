@@ -1,6 +1,6 @@
 """experiments/demo-llm.yml end to end on 2 demo papers: the LLM stages run offline with the packaged tiny
-model, every condition and C1-C4 are computed (C1 with its interval), output is labelled tiny-model
-output, and a rerun makes no generation."""
+model (structure induced by it under structured output, A1 contexts), every condition and C1-C4 are
+computed (C1 with its interval), output is labelled tiny-model output, and a rerun makes no generation."""
 from __future__ import annotations
 
 import duckdb
@@ -20,6 +20,7 @@ def test_demo_llm_experiment_on_two_papers(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     raw = yaml.safe_load((PROJECT_ROOT / "experiments" / "demo-llm.yml").read_text())
     assert raw["llm"]["backend"] == "transformers" and raw["llm"]["model"] == "smollm2-135m-instruct"
+    assert raw["inducer"] == "llm" and "structured" not in raw["llm"]  # structured output by default
     assert raw["conditions"] == CONDITIONS and len(CONDITIONS) == 13 and raw["contrasts"] == ["C1", "C2", "C3", "C4"]
     raw["limit"] = N_PAPERS
     config = tmp_path / "demo-llm.yml"
@@ -41,6 +42,15 @@ def test_demo_llm_experiment_on_two_papers(tmp_path, monkeypatch):
                             "count(completion_tokens) FROM llm_calls").fetchone()
         assert calls[0] > 0 and calls[1:4] == ("transformers", "transformers", "smollm2-135m-instruct")
         assert calls[4] == calls[5] == calls[0]  # token counts reported for every call
+        # both papers have an LLM-induced structure, from schema-constrained answers
+        log = con.execute("SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log "
+                          "WHERE structure = 'induced:llm' ORDER BY doc_id").fetchall()
+        assert len(log) == N_PAPERS and all(r[1] != "failed" and r[3] is True and r[4] is True for r in log), log
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM sections WHERE structure = 'induced:llm'").fetchone()[0] == N_PAPERS
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM chunks WHERE chunkset = 'structural:induced:llm'").fetchone()[0] \
+            == N_PAPERS
+        assert con.execute("SELECT count(*) FROM llm_calls WHERE prompt_name = 'induce_structure' "
+                           "AND json_extract(request_json, '$.schema') IS NOT NULL").fetchone()[0] == N_PAPERS
         n_fixed, n_context = con.execute(
             "SELECT (SELECT count(*) FROM chunks WHERE chunkset = 'fixed'), "
             "(SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context')").fetchone()
