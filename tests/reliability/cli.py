@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from ragwh.cli import app
 from warehouse.paths import PROJECT_ROOT
 
-DEMO_FILE = PROJECT_ROOT / "warehouse" / "experiment" / "demo" / "demo.v0.3-format.json"
+DEMO_FILE = PROJECT_ROOT / "ragwh" / "experiment" / "demo" / "demo.v0.3-format.json"
 HOLDER = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()"
 
 
