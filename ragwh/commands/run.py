@@ -1,7 +1,6 @@
 """``ragwh run``: the whole experiment, resumable, ending with a printed summary and the report."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +21,8 @@ def run_command(
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"),
     report: Optional[Path] = typer.Option(None, "--report", help="report HTML file (default reports/<experiment>.html)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
+    precision: Optional[str] = typer.Option(None, "--precision", help="override every model's precision: auto | fp32 | bf16 "
+                                            "(the stored model names carry it, e.g. all-MiniLM-L6-v2@bf16)"),
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
     from warehouse.db import discard_if_empty
@@ -31,24 +32,19 @@ def run_command(
     console = Console()
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
         console = Console(width=160)
+    overrides = {k: v for k, v in (("limit", limit), ("precision", precision)) if v is not None}
     try:
-        cfg = load_experiment(config)
+        cfg = load_experiment(config, overrides)
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
     if isinstance(cfg, RewritingConfig):  # study: rewriting (ragwh/experiment/pipeline/rewriting.py)
         from ragwh.commands.run_rewriting import run_rewriting
 
-        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit, report=report)
+        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, overrides=overrides, report=report)
         return
-    if limit is not None:
-        unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
-        if unsupported:
-            console.print("[red]--limit applies to qasper and hotpotqa corpora only, not "
-                          f"{escape(', '.join(unsupported))}[/]")
-            raise typer.Exit(2)
-        cfg = dataclasses.replace(cfg, limit=limit)
     pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
+    pipeline.overrides = overrides
     existed = pipeline.warehouse.exists()
     _ = pipeline.con  # open it now: a warehouse that cannot be opened fails before anything is printed
     banners = [b for b, on in ((DEMO_BANNER, cfg.demo), (_tiny_banner(cfg), cfg.llm.tiny)) if on]

@@ -323,8 +323,9 @@ class _Reader:
         return value
 
 
-def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
-    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
+def load_config(path: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
+    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo), with the
+    command line's ``overrides`` applied (:mod:`ragwh.experiment.config.overrides`)."""
     file = Path(path).expanduser().resolve() if path else DEFAULT_CONFIG
     if not file.is_file():
         raise ConfigError(f"{file}: config file not found (configs live in {EXPERIMENTS_DIR})")
@@ -332,7 +333,9 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
-    return parse_config(raw, file)
+    from ragwh.experiment.config.overrides import apply_overrides
+
+    return parse_config(apply_overrides(raw, overrides), file)
 
 
 def yaml_where(exc: yaml.YAMLError) -> str:
