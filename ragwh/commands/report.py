@@ -10,38 +10,59 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ragwh.experiment.config.chunking import ConfigError, load_config
+from ragwh.experiment.config.chunking import ConfigError
 
 export_app = typer.Typer(help="Export runs for other tools.", no_args_is_help=True)
 
 
 def report_command(
-    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: "
+                                          "the warehouse's own experiment, as its last `ragwh run` recorded it)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
     out: Optional[Path] = typer.Option(None, "--out", help="HTML file to write (default reports/<experiment>.html)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="also write every figure there as SVG and PDF"),
 ) -> None:
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
+    from ragwh.experiment.identity import IdentityError, check_config, recorded_config
     from ragwh.experiment.pipeline.chunking import REPORTS_DIR, Pipeline
-    from ragwh.experiment.report import write_report
+    from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment
+    from ragwh.experiment.report import write_report, write_rewriting_report
+    from warehouse.identity import latest_experiment
+    from warehouse.paths import warehouse_path
 
     console = Console()
+    path = warehouse_path(warehouse)
+    con = connect(path, read_only=True)  # an empty, foreign or older file ends here with its one line
     try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2)
-    pipeline = Pipeline(cfg, data=None, warehouse=warehouse, console=console)
-    runnable, skipped = cfg.runnable_conditions()
-    pipeline.not_run_reasons(runnable, skipped)
-    con = connect(pipeline.warehouse, read_only=True)
-    try:
-        path = write_report(con, cfg, out or REPORTS_DIR / f"{cfg.name}.html", not_run=pipeline.outcome.not_run,
-                            figures=figures)
+        try:
+            if config is None and latest_experiment(con) is not None:
+                cfg, _ = recorded_config(con, path)
+            else:
+                cfg = load_experiment(config)
+                if config is not None:
+                    row = check_config(con, cfg, path)
+                    if row is not None and row["overrides_json"] != "{}":  # what the run ran: its --limit, --precision
+                        import json
+
+                        cfg = load_experiment(config, json.loads(row["overrides_json"]))
+        except ConfigError as exc:
+            console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(2)
+        except IdentityError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(1)
+        target = out or REPORTS_DIR / f"{cfg.name}.html"
+        if isinstance(cfg, RewritingConfig):
+            result = write_rewriting_report(con, cfg, target, figures=figures)
+        else:
+            pipeline = Pipeline(cfg, data=None, warehouse=path, console=console)
+            runnable, skipped = cfg.runnable_conditions()
+            pipeline.not_run_reasons(runnable, skipped)
+            result = write_report(con, cfg, target, not_run=pipeline.outcome.not_run, figures=figures)
     finally:
         con.close()
-    console.print(f"report: {escape(str(path))}")
+    console.print(f"report: {escape(str(result))}")
 
 
 @export_app.command("trec")
