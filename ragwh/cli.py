@@ -32,6 +32,20 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from ragwh import __version__
+
+        typer.echo(f"ragwh {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""
+
+
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
     "ragwh.commands.ingest",
@@ -43,6 +57,7 @@ COMMAND_MODULES = [
     "ragwh.commands.induce",
     "ragwh.commands.generate",
     "ragwh.commands.imports",
+    "ragwh.commands.warehouse",
 ]
 
 for _name in COMMAND_MODULES:
