@@ -38,6 +38,11 @@ def run_command(
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
+    try:
+        check_llm(cfg)
+    except Exception as exc:  # ingest.llm.LLMError: what to install, before any banner
+        console.print(f"[red]run failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
     if isinstance(cfg, RewritingConfig):  # study: rewriting (ragwh/experiment/pipeline/rewriting.py)
         from ragwh.commands.run_rewriting import run_rewriting
 
@@ -60,6 +65,22 @@ def run_command(
     print_summary(console, pipeline)
     for banner in banners:
         console.print(Panel(banner, style="bold yellow"))
+
+
+def check_llm(cfg) -> None:
+    """Raise ``LLMError`` (what to install) when the config's local LLM cannot run here: checked before
+    the tiny-model banner, so a missing extra is the first thing said. Replay-only runs load no model."""
+    from ingest.llm import LLMError, load_llm_config
+    from ingest.llm.local_models import check_local_backend
+
+    if cfg.llm.backend != "transformers":
+        return
+    try:
+        config = load_llm_config({"backend": cfg.llm.backend, **cfg.llm.settings})
+    except LLMError:
+        return  # the stage reports a bad LLM setting with its own message
+    if not config.replay_only:
+        check_local_backend(cfg.llm.model)
 
 
 def _tiny_banner(cfg) -> str:

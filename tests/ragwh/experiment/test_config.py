@@ -147,7 +147,7 @@ def test_precision_defaults_and_overrides():
 def test_dbt_defaults_are_the_studys():
     """Issue 13, point 4: a bare `dbt build` means the study: the bootstrap and primary
     cell of the study's experiments (qasper.yml, wikipedia.yml: the strong embedder at any precision)."""
-    defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     for name in ("qasper", "wikipedia", "cpu"):
         config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
         assert (defaults["bootstrap_b"], defaults["bootstrap_seed"]) == (config.bootstrap_b, config.bootstrap_seed) == (
