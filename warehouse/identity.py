@@ -35,9 +35,9 @@ def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
     None for a database with none of our tables (empty or another application's)."""
     tables = set(_tables(con))
     if "warehouse_meta" in tables:
-        row = con.execute("SELECT value FROM warehouse_meta WHERE key = 'schema_version'").fetchone()
-        if row is not None:
-            return int(row[0])
+        rows = con.execute("SELECT value FROM warehouse_meta WHERE key = 'schema_version'").fetchall()
+        if rows:
+            return int(rows[0][0])
     return UNVERSIONED if tables & (set(TABLES) - set(BOOKKEEPING)) else None
 
 
@@ -98,7 +98,7 @@ def _now() -> dt.datetime:
 
 def start_experiment(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> int:
     """Insert a 'running' experiments row (``row``: the columns name .. device) and return its id."""
-    (next_id,) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchone()
+    ((next_id,),) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchall()
     values = {**row, "experiment_id": next_id, "started_at": _now(), "status": "running"}
     cols = ", ".join(values)
     con.execute(f"INSERT INTO experiments ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
@@ -114,8 +114,8 @@ def latest_experiment(con: duckdb.DuckDBPyConnection, study: str | None = None) 
     """The last experiments row (of ``study``), as a dict; None when no run was recorded."""
     where = "WHERE study = ?" if study else ""
     cur = con.execute(f"SELECT * FROM experiments {where} ORDER BY experiment_id DESC LIMIT 1", [study] if study else [])
-    row = cur.fetchone()
-    return None if row is None else dict(zip([d[0] for d in cur.description], row))
+    rows = cur.fetchall()
+    return dict(zip([d[0] for d in cur.description], rows[0])) if rows else None
 
 
 def write_settings(con: duckdb.DuckDBPyConnection, settings: dict[str, Any], study: str, experiment_id: int) -> None:

@@ -24,8 +24,9 @@ def rrf_constant(passed, default, session) -> int:
     """The setting rewriting_rrf_k as macro setting resolves it: --vars, else experiment_settings, else the default."""
     if passed not in (None, ""):
         return int(passed)
+    # fetchall: a connection may not start other work while a result is unfinished
     exists = session.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
-                             "AND table_name = 'experiment_settings'").fetchone()[0]
-    row = session.execute("SELECT value_json FROM experiment_settings WHERE name = 'rewriting_rrf_k'").fetchone() \
-        if exists else None
-    return int(row[0]) if row is not None else int(default)
+                             "AND table_name = 'experiment_settings'").fetchall()[0][0]
+    rows = session.execute("SELECT value_json FROM experiment_settings WHERE name = 'rewriting_rrf_k'").fetchall() \
+        if exists else []
+    return int(rows[0][0]) if rows else int(default)
