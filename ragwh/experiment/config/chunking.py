@@ -323,11 +323,26 @@ class _Reader:
         return value
 
 
+def config_file(path: str | os.PathLike | None = None) -> Path:
+    """The experiment YAML a ``--config`` names: the file itself (relative to the current directory);
+    else, for a relative path that is not there, the bundled experiment it names (``experiments/cpu.yml``,
+    ``cpu.yml`` or ``cpu``: what an installed ``ragwh`` run outside a checkout finds); no path: the demo."""
+    if not path:
+        return DEFAULT_CONFIG
+    file = Path(path).expanduser()
+    if not file.is_file() and not file.is_absolute():
+        for candidate in (PROJECT_ROOT / file, EXPERIMENTS_DIR / file, EXPERIMENTS_DIR / f"{file}.yml"):
+            if candidate.is_file():
+                return candidate
+    return file.resolve()
+
+
 def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
     """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
-    file = Path(path).expanduser().resolve() if path else DEFAULT_CONFIG
+    file = config_file(path)
     if not file.is_file():
-        raise ConfigError(f"{file}: config file not found (configs live in {EXPERIMENTS_DIR})")
+        bundled = ", ".join(sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yml")))
+        raise ConfigError(f"{file}: config file not found (bundled experiments in {EXPERIMENTS_DIR}: {bundled})")
     try:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
