@@ -40,19 +40,8 @@ boot as (
     from pairs
 ),
 
-family as (
-    select corpus, embedder, reranker, metric,
-        list(strategy order by strategy) as strategies,
-        count(*) as family_size,
-        holm_adjust(list(b.p_value order by strategy)) as adjusted
-    from boot
-    group by all
-),
-
 holm as (
-    select corpus, embedder, reranker, metric, family_size,
-        unnest(strategies) as strategy, unnest(adjusted) as p_holm
-    from family
+    {{ holm_by_family('boot', ['corpus', 'embedder', 'reranker', 'metric'], ['strategy'], p_value='b.p_value') }}
 )
 
 select
