@@ -1,4 +1,4 @@
-"""Issue 14, defect 4: commands run too early say what to run first, in one line and with exit
+"""Commands run too early say what to run first, in one line and with exit
 status 1 (``retrieve`` / ``rerank`` printed the EmbedError as a traceback; ``chunk`` on an empty
 warehouse exited 0 with no next step). Also: every module imports on its own (``generate-queries``
 crashed with a circular ImportError)."""

@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 2, the solo table: per solo strategy and cell x metric, the 3-seed mean and sd and the paired
+-- The solo table: per solo strategy and cell x metric, the 3-seed mean and sd and the paired
 -- bootstrap against the baseline (var rewriting_baseline).
 --   mean_value  = mean over seeds of the seed's mean over its scored queries
 --   sd_seeds    = sample sd (ddof 1) of those seed means (NULL with one seed)
