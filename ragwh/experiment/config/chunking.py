@@ -54,6 +54,7 @@ from typing import Any
 import yaml
 
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
+from udfs.metrics.registry import metric_names
 from warehouse.paths import PROJECT_ROOT
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
@@ -244,13 +245,8 @@ def known_contrasts() -> dict[str, tuple[str, str]]:
 
 
 def known_metrics() -> list[str]:
-    """Metric names ``query_metrics`` produces: its ``metric`` column's accepted values in
-    ``models/marts/chunking/query_metrics.yml`` (the only place the list lives)."""
-    spec = yaml.safe_load((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.yml").read_text())
-    (model,) = [m for m in spec["models"] if m["name"] == "query_metrics"]
-    (column,) = [c for c in model["columns"] if c["name"] == "metric"]
-    return next(t["accepted_values"]["arguments"]["values"] for t in column["data_tests"]
-                if isinstance(t, dict) and "accepted_values" in t)
+    """Metric names ``query_metrics`` produces (both levels): ``seeds/metric_registry.csv``."""
+    return list(metric_names())
 
 
 def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
