@@ -55,7 +55,8 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path):
     python = env_dir / "bin" / "python"
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                check=True, capture_output=True, text=True).stdout.strip())
-    (site / "borrowed-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    borrowed = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    (site / "borrowed-dependencies.pth").write_text("".join(f"{p}\n" for p in borrowed))
     subprocess.run([*pip, "--python", str(python), "install", "-q", "--no-deps", str(wheel)], check=True, env=_clean_env())
     packaged = site / "ragwarehouse"
 
