@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
+from typing import Optional
 
 import typer
 from typer.core import TyperGroup
@@ -41,9 +44,18 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="print the version and exit")) -> None:
+def _options(
+    workdir: Optional[Path] = typer.Option(
+        None, "--workdir", file_okay=False,
+        help="directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
+             "(default $RAGWH_WORKDIR, else the current directory)"),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="print the version and exit"),
+) -> None:
     """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""
+    from warehouse.paths import WORKDIR_ENV
+
+    if workdir is not None:
+        os.environ[WORKDIR_ENV] = str(workdir.expanduser().resolve())
 
 
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
