@@ -68,6 +68,9 @@ def test_report_refuses_another_experiments_config_and_reports_its_own(clean_dem
                     "--out", out)
     assert foreign.exit_code == 1 and not out.exists()
     assert "holds chunking experiment 'demo' (run #1" in one_line(foreign) and "not 'cpu'" in foreign.output
+    tables = ragwh("export", "tables", "--config", PROJECT_ROOT / "experiments" / "cpu.yml", "--warehouse", clean_demo,
+                   "--out", tmp_path / "tables")
+    assert tables.exit_code == 1 and "not 'cpu'" in one_line(tables) and not (tmp_path / "tables").exists()
     edited = tmp_path / "demo-b500.yml"  # same name, another bootstrap
     edited.write_text((PROJECT_ROOT / "experiments" / "default.yml").read_text().replace("B: 2000", "B: 500"))
     changed = ragwh("report", "--config", edited, "--warehouse", clean_demo, "--out", out)
