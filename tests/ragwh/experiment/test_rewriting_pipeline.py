@@ -155,7 +155,8 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
-    ({"rewriting": {"ann": {"seeds": [1, 1]}}}, "ann_seeds must be distinct"),
+    ({"rewriting": {"ann": {"seeds": [1, 2]}}}, r"rewriting.ann.seeds: the HNSW index seeds follow the run seeds"),
+    ({"rewriting": {"dense": "ivf"}}, r"rewriting.dense: 'ivf' is not one of"),
     ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
