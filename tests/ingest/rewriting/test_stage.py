@@ -16,7 +16,7 @@ from ingest.rewriting.strategies import load_strategies
 from tests.ingest.retrieval.fixtures import build_tiny_cross_encoder, build_tiny_sentence_transformer
 from tests.ingest.rewriting.fixtures import load_corpus, respond
 
-SETTINGS = RewriteSettings(chunk_tokens=64, chunk_overlap=16)
+SETTINGS = RewriteSettings(chunk_tokens=64, chunk_overlap=16, n_variants=(("S2", 3), ("S3", 3), ("S4", 1)))
 TABLES = ("rewrites", "rewrite_text_runs", "rewrite_runs")
 
 
