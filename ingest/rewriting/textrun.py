@@ -177,7 +177,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     flags (module doc, step 1)."""
     n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
-    pools = [max(1, min(s.pool, n_chunks)) for s in searches]
+    pools = [max(1, s.pool) for s in searches]  # a pool larger than the corpus returns every chunk
     graphs: dict[int, object] = {}
     todo = list(range(len(searches)))
     while todo:
