@@ -18,8 +18,9 @@
    original searched as S1 searches it);
 5. merge: per (strategy, seed, query) one text's list in MMR order, or several texts mixed by max
    score, top ``max_merged`` (:mod:`ingest.rewriting.merge`);
-6. write: ``rewrites`` (per corpus, embedder, strategy, seed), ``rewrite_text_runs`` and ``rewrite_runs``
-   (per corpus, embedder, reranker, strategy, seed) and the funnel, replaced in ONE transaction.
+6. write: ``rewrites`` (per corpus, embedder), ``rewrite_text_runs`` and ``rewrite_runs`` (per corpus,
+   embedder, reranker) and the funnel, replaced in ONE transaction: the run owns its cell, so rows of
+   strategies or seeds no longer configured are removed (:func:`_write`).
 
 Funnel (``funnel.stage`` = ``rewrite:<embedder>:<strategy>:<seed>``): ``queries``, ``llm_answers``,
 ``empty_answer``, ``no_usable_line``, ``unusable_line``, ``beyond_n``, ``generated`` (texts parsed), and
@@ -223,21 +224,30 @@ def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
 
 
 def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> int:
-    """Replace the stage's rows (every (strategy, seed) it computed) in one transaction; ``text_runs``
-    yields the per-text rows in parts. Returns the number of per-text rows written."""
+    """Replace the cell's rows in one transaction; ``text_runs`` yields the per-text rows in parts. Returns
+    the number of per-text rows written.
+
+    A run owns its corpus x stack cell: every ``rewrites`` row of (corpus, embedder), every run row of
+    (corpus, embedder, reranker) and every ``rewrite:<embedder>:`` funnel stage of the corpus is replaced,
+    so strategies and seeds the config no longer lists leave the tables (and the marts). Run rows of the
+    same corpus and embedder under another reranker whose (strategy, seed) this run no longer lists are
+    removed too: their texts (``rewrites``) are gone."""
     pairs = pa.table({"strategy": [k[0] for k in keys], "seed": pa.array([k[1] for k in keys], pa.int32())})
     stages = pa.table({"stage": sorted(set(funnel.column("stage").to_pylist()))})
     con.register("_rewrite_keys", pairs)
     con.register("_rewrite_funnel_stages", stages)
-    scope = "corpus = ? AND embedder = ? AND (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_keys)"
+    orphan = "corpus = ? AND embedder = ? AND (strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys)"
     try:
         with transaction(con):
-            replace_where(con, "rewrites", scope, [corpus, embedder], rewrites)
-            replace_where(con, "rewrite_text_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], None)
+            replace_where(con, "rewrites", "corpus = ? AND embedder = ?", [corpus, embedder], rewrites)
+            for table in ("rewrite_text_runs", "rewrite_runs"):
+                replace_where(con, table, orphan, [corpus, embedder], None)
+                replace_where(con, table, "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker],
+                              None)
             n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
-            replace_where(con, "rewrite_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], merged_runs)
-            replace_where(con, "funnel", "corpus = ? AND stage IN (SELECT stage FROM _rewrite_funnel_stages)",
-                          [corpus], funnel)
+            replace_where(con, "rewrite_runs", "FALSE", [], merged_runs)
+            replace_where(con, "funnel", "corpus = ? AND (starts_with(stage, ?) OR stage IN "
+                          "(SELECT stage FROM _rewrite_funnel_stages))", [corpus, f"rewrite:{embedder}:"], funnel)
     finally:
         con.unregister("_rewrite_keys")
         con.unregister("_rewrite_funnel_stages")
