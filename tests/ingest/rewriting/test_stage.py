@@ -316,3 +316,88 @@ def test_rerank_with_the_original_query(con, models):
     # every text's pool is scored against the same (original) query: one score per (query, chunk)
     assert con.execute("""SELECT count(*) FROM (SELECT query_id, chunk_id, count(DISTINCT score) AS n
                           FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
+
+
+def _independent_mmr(scores: list[float], vectors: list[np.ndarray], k: int, lam: float) -> list[int]:
+    """MMR written out plainly (not ingest/rewriting/mmr.py): min-max relevance, penalty = max cosine to
+    every pick so far, ties to the earlier candidate."""
+    lo, hi = min(scores), max(scores)
+    rel = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
+    picks: list[int] = []
+    while len(picks) < min(k, len(scores)):
+        best, best_value = None, None
+        for j in range(len(scores)):
+            if j in picks:
+                continue
+            penalty = max((float(np.dot(vectors[j], vectors[p])) for p in picks), default=0.0)
+            value = lam * rel[j] - (1 - lam) * penalty
+            if best_value is None or value > best_value:
+                best, best_value = j, value
+        picks.append(best)
+    return picks
+
+
+def test_single_text_lists_are_in_mmr_order_and_a_fallback_is_s1(con, models):
+    """S1's stored list is MMR's ranking of its reranked pool (an independent MMR over the documents' best
+    chunks), its first max_merged documents, not a re-sort by score; S2's fallback (an empty answer for
+    q2 at seed 42) searches the original as S1 does, so its list is S1's."""
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S1", "S2"), seeds=(42,), mmr_lambda=0.5, chunk_tokens=64, chunk_overlap=16,
+                               n_variants=(("S2", 3), ("S3", 3), ("S4", 1)))
+    _run(con, models, ScriptedBackend(respond), settings=settings)
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts]).astype(np.float64)))
+    reordered = 0
+    for query_id in ("towns/q1", "towns/q2", "towns/q3", "towns/q4"):
+        pool = con.execute("SELECT doc_id, chunk_id, score FROM rewrite_text_runs WHERE strategy = 'S1' AND query_id = ? "
+                           "AND stage = 'rerank' ORDER BY rank", [query_id]).fetchall()
+        best: dict[str, tuple[str, float]] = {}
+        for d, c, s in pool:
+            best.setdefault(d, (c, s))
+        docs = list(best)
+        picks = _independent_mmr([best[d][1] for d in docs], [vec[best[d][0]] for d in docs], 20, 0.5)
+        stored = con.execute("SELECT doc_id, score FROM rewrite_runs WHERE strategy = 'S1' AND query_id = ? ORDER BY rank",
+                             [query_id]).fetchall()
+        assert [d for d, _ in stored] == [docs[p] for p in picks] and len(stored) == 20
+        assert [s for _, s in stored] == [best[docs[p]][1] for p in picks]
+        reordered += [s for _, s in stored] != sorted((s for _, s in stored), reverse=True)
+        if query_id == "towns/q2":  # S2's fallback at seed 42 is S1
+            assert con.execute("SELECT doc_id, score FROM rewrite_runs WHERE strategy = 'S2' AND query_id = ? "
+                               "ORDER BY rank", [query_id]).fetchall() == stored
+    assert reordered > 0  # MMR changed the order somewhere: a re-sort by score would fail above
+
+
+def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
+    """dense: exact: S1's pools are brute force, identical under every seed (ann_seed NULL, every chunk
+    in the exact top P); S1-ann4 still searches its graphs. A rerun with fewer seeds and strategies
+    leaves only what it lists in rewrites, rewrite_text_runs, rewrite_runs and the funnel."""
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    kw = dict(chunk_tokens=64, chunk_overlap=16, dense="exact")
+    _run(con, models, ScriptedBackend(respond), reranker=False,
+         settings=RewriteSettings(strategies=("S1", "S1-pool100", "S1-ann4"), seeds=(42, 43), **kw))
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    chunks = fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])
+    for query_id, text in con.execute("SELECT query_id, text FROM queries").fetchall():
+        q = fetch_vectors(con, models[0].name, [text_key(text, True)])[0]
+        brute = [ids[i] for i in np.lexsort((np.arange(len(ids)), -(chunks @ q)))]
+        pools = {seed: con.execute("SELECT chunk_id, ann_seed, in_exact FROM rewrite_text_runs WHERE strategy = 'S1' "
+                                   "AND seed = ? AND query_id = ? AND stage = 'dense' ORDER BY rank", [seed, query_id]
+                                   ).fetchall() for seed in (42, 43)}
+        assert pools[42] == pools[43] and [c for c, _, _ in pools[42]] == brute[:len(pools[42])]
+        assert {(g, e) for _, g, e in pools[42]} == {(None, True)}
+    assert con.execute("SELECT list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
+                       "WHERE strategy = 'S1-ann4' AND seed = 43").fetchone()[0] == [43, 43001, 43002, 43003]
+    # the same cell again with one seed and one strategy: nothing else is left
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(strategies=("S1",), seeds=(42,), **kw))
+    for table in TABLES:
+        assert con.execute(f"SELECT DISTINCT strategy, seed FROM {table}").fetchall() == [("S1", 42)], table
+    stages = {s for (s,) in con.execute("SELECT DISTINCT stage FROM funnel WHERE starts_with(stage, 'rewrite')").fetchall()}
+    assert stages == {"rewrite:tiny-embedder:S1:42", "rewrite_qrels:tiny-embedder"}
