@@ -200,12 +200,19 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
                     pools[i] = min(2 * pool, n_chunks)
                     retry.append(i)
         todo = retry
+    # the recall check: one exact search per distinct (vector, pool) among the HNSW searches (the same
+    # query under three index seeds is one exact search)
     flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
-    for pool in sorted({pools[i] for i, s in enumerate(searches) if s.ann_seed is not None}):
-        rows = [i for i, s in enumerate(searches) if s.ann_seed is not None and pools[i] == pool]
-        exact, _ = topk_inner_product(vectors[rows], index.vectors, pool)
-        for i, e in zip(rows, exact):
-            flags[i] = np.isin(dense[i][0], e)
+    checks: dict[tuple, list[int]] = {}
+    for i, s in enumerate(searches):
+        if s.ann_seed is not None:
+            checks.setdefault((pools[i], s.key), []).append(i)
+    for pool in sorted({pool for pool, _ in checks}):
+        groups = [rows for (p, _), rows in checks.items() if p == pool]
+        exact, _ = topk_inner_product(vectors[[rows[0] for rows in groups]], index.vectors, pool)
+        for rows, e in zip(groups, exact):
+            for i in rows:
+                flags[i] = np.isin(dense[i][0], e)
     return dense, pools, flags
 
 
