@@ -1,4 +1,4 @@
-"""Issue 14, defect 1: a load that would leave a corpus without documents is refused before it
+"""A load that would leave a corpus without documents is refused before it
 writes (exit 1, one line naming the file and why every record was dropped, every table unchanged);
 a reload that removes documents takes the runs that ranked their chunks with them."""
 from __future__ import annotations
@@ -115,7 +115,8 @@ def test_rechunking_removes_runs_that_rank_a_vanished_chunk(clean_demo, copy_of)
     con = duckdb.connect(str(warehouse))
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     con.execute("INSERT INTO runs VALUES ('demo', 'old-model', 'none', 'A3', 'demo/q', 1, 'fixed|demo/gone|0', 0.5)")
-    con.execute("INSERT INTO run_manifest VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())")
+    con.execute("INSERT INTO run_manifest (corpus, embedder, reranker, condition, fingerprint, k, n_queries, created_at) "
+                "VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())")
     con.close()
     result = ragwh("chunk", "--corpus", "demo", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output
