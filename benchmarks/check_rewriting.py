@@ -87,9 +87,10 @@ def report(con, corpus: str, metric: str = "HIT@10", seed: int = 42) -> list[str
     out.append(f"rewrites by {meta.get('rewriting_llm', '(not recorded)')}"
                + ("  -- TINY-MODEL OUTPUT, NOT RESULTS" if meta.get("rewriting_tiny_model") == "true" else ""))
     if "ann_seed" in _columns(con, "rewrite_text_runs"):
-        dense = con.execute("SELECT count(*) FILTER (WHERE ann_seed IS NOT NULL), count(*) FROM rewrite_text_runs "
-                            "WHERE corpus = ? AND strategy = 'S1' AND stage = 'mmr'", [corpus]).fetchone()
-        out.append(f"S1 dense search: {'hnsw' if dense[0] else 'exact'} ({dense[0]} of {dense[1]} MMR rows from an HNSW graph)")
+        for s, hnsw, total in con.execute(
+                "SELECT seed, count(*) FILTER (WHERE ann_seed IS NOT NULL), count(*) FROM rewrite_text_runs "
+                "WHERE corpus = ? AND strategy = 'S1' AND stage = 'mmr' GROUP BY seed ORDER BY seed", [corpus]).fetchall():
+            out.append(f"S1 dense search, seed {s}: {'hnsw' if hnsw else 'exact'} ({hnsw} of {total} MMR rows from an HNSW graph)")
     out.append("-- S1 per seed (ranx over rewrite_runs)")
     seeds = [s for (s,) in con.execute("SELECT DISTINCT seed FROM rewrite_runs WHERE corpus = ? AND strategy = 'S1' "
                                        "ORDER BY 1", [corpus]).fetchall()]

@@ -189,17 +189,21 @@ TABLES: dict[str, str] = {
         corpus VARCHAR NOT NULL,
         embedder VARCHAR NOT NULL,
         reranker VARCHAR NOT NULL,      -- 'none' when the stack has no cross-encoder
-        pool INTEGER NOT NULL,          -- dense candidates reranked (20; 100 for the budget control)
+        pool INTEGER NOT NULL,          -- dense candidates reranked (20; 100 for the budget control; doubled
+                                        -- until the pool holds the text's K distinct documents)
         strategy VARCHAR NOT NULL,
         seed INTEGER NOT NULL,
         query_id VARCHAR NOT NULL,
         variant_idx INTEGER NOT NULL,
-        stage VARCHAR NOT NULL,         -- 'dense' (the pool) | 'rerank' | 'mmr' (the text's top K documents)
+        stage VARCHAR NOT NULL,         -- 'dense' (the pool) | 'rerank' | 'mmr' (the text's K documents, MMR order)
         rank INTEGER NOT NULL,          -- 1-based within (text, stage)
         chunk_id VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,
         score DOUBLE NOT NULL,          -- dense: cosine; rerank and mmr: the stage score (reranker, else cosine)
-        ann_seed INTEGER                -- S1-ann4: the seed of the HNSW graph that gave the pool; NULL: exact search""",
+        ann_seed INTEGER,               -- the index seed of the HNSW graph that gave the pool (dense: hnsw, S1-ann4);
+                                        -- NULL: exact search
+        in_exact BOOLEAN                -- dense rows: the chunk is in exact search's top `pool` (HNSW recall);
+                                        -- NULL on rerank and mmr rows and on rows written before it was recorded""",
     "rewrite_runs": """
         corpus VARCHAR NOT NULL,
         embedder VARCHAR NOT NULL,

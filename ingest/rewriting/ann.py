@@ -1,8 +1,15 @@
-"""Seeded approximate-nearest-neighbour indexes for the budget control S1-ann4 (hnswlib HNSW graphs).
+"""Seeded approximate-nearest-neighbour indexes: the study's dense stage (hnswlib HNSW graphs).
 
-The control asks whether four *different* approximate searches, unioned, buy what rewriting buys.
-Exact search has no seed, so each of the ``ann_seeds`` builds its own HNSW graph over the chunk
-vectors (inner-product space; the vectors are L2-normalized, so inner product = cosine):
+The paper's vector store is an approximate HNSW index (a Chroma-style store: cosine space, M 16,
+ef_construction 100, a small ef_search) built per run, so even S1, which makes no LLM call, varies
+across seeds. With ``dense: hnsw`` (the default) every search of a run with seed ``s`` goes through the
+graph of *index seed* ``s`` (three seeds, three graphs); ``dense: exact`` searches exactly (checks).
+The budget control S1-ann4 searches ``graphs`` (4) graphs of one run, index seeds
+:func:`graph_seeds` = ``s, 1000 s + 1, 1000 s + 2, 1000 s + 3`` (the first is S1's own graph), and
+asks whether four *different* approximate searches, unioned, buy what rewriting buys. Each graph is built
+once per (corpus, embedder, index seed) within a run and shared by every strategy that searches it.
+A graph is built over the chunk vectors (inner-product space; the vectors are L2-normalized, so inner
+product = cosine):
 ``hnswlib.Index(space="ip")`` with ``M`` links per node, ``ef_construction`` and ``random_seed`` = the
 seed (it draws each node's level, so the graphs differ by seed), chunks inserted in index order on one
 thread (multi-threaded insertion is not reproducible). A search asks the graph for ``P`` neighbours
@@ -29,14 +36,22 @@ RESCORE_BATCH = 512  # queries re-scored at a time
 
 @dataclasses.dataclass(frozen=True)
 class AnnParams:
-    """HNSW settings of the control: ``seeds`` (one graph each), ``m`` (links per node),
-    ``ef_construction`` (candidate list while building) and ``ef_search`` (candidate list while
-    searching; raised to the pool size when smaller)."""
+    """HNSW settings: ``m`` (links per node), ``ef_construction`` (candidate list while building) and
+    ``ef_search`` (candidate list while searching; raised to the pool size when smaller)."""
 
-    seeds: tuple[int, ...] = (1, 2, 3, 4)
     m: int = 16
     ef_construction: int = 100
     ef_search: int = 20
+
+
+def graph_seeds(run_seed: int, graphs: int) -> tuple[int, ...]:
+    """The index seeds of a run's ``graphs`` HNSW graphs: ``run_seed`` first, then ``1000 * run_seed + i``
+    (the convention of the study's other derived seeds), so graph 0 is the run's own graph.
+
+    >>> graph_seeds(42, 4)
+    (42, 42001, 42002, 42003)
+    """
+    return (run_seed,) + tuple(1000 * run_seed + i for i in range(1, graphs))
 
 
 def build_index(vectors: np.ndarray, seed: int, params: AnnParams):

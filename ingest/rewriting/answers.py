@@ -1,10 +1,15 @@
 """From an LLM answer to the texts a strategy searches, and the normalization that spots repeats.
 
 Question-form answers (S2, S3, S4; :func:`question_lines`): the answer is split into lines; each line
-loses list markers (``1.``, ``2)``, ``-``, ``*``, ``•``, ``Q1:``, ``Question 2:``) and surrounding quotes
-or backticks. A line is *usable* when what remains has at least two words and three letters and does not
-end with ``:`` (a preface such as "Here are three questions:"). The first ``n`` usable lines are the
-variants, in answer order; every other non-empty line is counted (``unusable_line`` or ``beyond_n``).
+loses list markers (``1.``, ``2)``, ``(3)``, ``-``, ``*``, ``•``, ``Q1:``, ``Question 2:``) and surrounding
+quotes or backticks. A number is a marker only with one or two digits and ``.`` or ``)`` not followed by a
+digit, so a question that starts with a year and a colon keeps it ("1984: which party won?" stays whole,
+"3.5 million people live where?" too). A *preamble* — a line opening with "Here is/are", "Here's",
+"Sure", "Certainly", "Of course", "Okay", "Below is/are" or "The following" — is skipped, unless it
+carries a question after a colon on the same line ("Here is a comparison question: Is A older than B?"
+gives "Is A older than B?"). A line is *usable* when what remains has at least two words and three
+letters and does not end with ``:``. The first ``n`` usable lines are the variants, in answer order;
+every other non-empty line is counted (``unusable_line``, preambles included, or ``beyond_n``).
 
 Passage-form answers (HyDE, Query2Doc; :func:`passage_text`): the whole answer, stripped, with a leading
 ``Passage:`` label removed; empty means no passage.
@@ -20,7 +25,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_MARKER = re.compile(r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d+\s*[.):]|[-*•]+)\s*", re.IGNORECASE)
+_MARKER = re.compile(r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d{1,2}\s*[.)](?!\d)|\(\d{1,2}\)|[-*•]+)\s*",
+                     re.IGNORECASE)
+_PREAMBLE = re.compile(r"^(?:here\s+(?:is|are)|here's|sure|certainly|of\s+course|okay|below\s+(?:is|are)|"
+                       r"the\s+following)\b", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’"
 _PASSAGE_LABEL = re.compile(r"^\s*passage\s*:\s*", re.IGNORECASE)
 
@@ -33,6 +41,15 @@ def clean_line(line: str) -> str:
         previous = line
         line = _MARKER.sub("", line).strip().strip(_QUOTES).strip()
     return line
+
+
+def strip_preamble(line: str) -> str:
+    """A cleaned line without a preamble (module doc): '' when the line is only a preamble, else what
+    follows its first colon when it opens with one, else the line unchanged."""
+    if not _PREAMBLE.match(line):
+        return line
+    head, colon, rest = line.partition(":")
+    return clean_line(rest) if colon else ""
 
 
 def usable(line: str) -> bool:
@@ -53,7 +70,7 @@ def question_lines(answer: str, n: int) -> tuple[list[str], Counter]:
     for raw in answer.splitlines():
         if not raw.strip():
             continue
-        line = clean_line(raw)
+        line = strip_preamble(clean_line(raw))
         if not usable(line):
             counts["unusable_line"] += 1
         elif len(lines) < n:

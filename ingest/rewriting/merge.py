@@ -1,4 +1,13 @@
-"""Score-based mixing of a strategy's texts: each document keeps its maximum score over the texts.
+"""A strategy's final list from its texts' lists: one text keeps its MMR order; several are mixed by score.
+
+**One text** (S1, HyDE, Query2Doc, and any strategy left with one searched text: a fallback, a
+multi-query strategy whose single variant survived without the original): the list IS the text's list,
+in MMR pick order, its first ``limit`` (20) documents, each with its stage score and the text's
+``variant_idx`` (:func:`merge_texts`). So nDCG@10 and MRR@10 see MMR's ranking; MMR is not re-sorted
+into a filter.
+
+**Several texts**: score-based mixing, each document keeps its maximum score over the texts
+(:func:`max_merge`).
 
 Input: for each searched text ``t`` (its ``variant_idx``) the text's top ``K`` documents after rerank +
 MMR, each with its stage score ``s_t(d)`` and its MMR rank ``r_t(d)`` (1-based). Output, at most
@@ -16,6 +25,18 @@ c: 0.9 from 1 at rank 2, b: 0.7 from 1 -> ranking a, c, b (a before c: equal sco
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+
+def merge_texts(lists: list[tuple[int, list[str], list[float]]], limit: int = 20) -> list[tuple[str, float, int]]:
+    """The strategy's list (module doc): one text's MMR order, else :func:`max_merge`.
+
+    >>> merge_texts([(0, ["a", "b"], [0.5, 0.9])])
+    [('a', 0.5, 0), ('b', 0.9, 0)]
+    """
+    if len(lists) == 1:
+        variant, docs, scores = lists[0]
+        return [(doc, float(score), variant) for doc, score in list(zip(docs, scores))[:limit]]
+    return max_merge(lists, limit)
 
 
 def max_merge(lists: Iterable[tuple[int, list[str], list[float]]], limit: int = 20) -> list[tuple[str, float, int]]:

@@ -10,13 +10,14 @@ import dataclasses
 import json
 
 from ingest.chunking.sentence_windows import CHUNK_TOKENS, OVERLAP_TOKENS
-from ingest.rewriting.ann import AnnParams
+from ingest.rewriting.ann import AnnParams, graph_seeds
 
 SEEDS = (42, 123, 2024)
 MMR_UNITS = ("documents", "chunks")
 HYDE_COMBINE = ("none", "average")
 ENCODINGS = ("query", "passage")
 RERANK_WITH = ("text", "original")
+DENSE = ("hnsw", "exact")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +32,8 @@ class RewriteSettings:
     - ``include_original``: multi-query strategies (S2, S3, S4) search the original query too.
     - ``cosine_band`` ``[lo, hi]`` (0.4, 0.9, inclusive) and ``cosine_filter``: the strategies whose
       variants must fall in the band (S2, S3, S4; HyDE passages and Query2Doc texts are not questions).
-    - ``n_variants``: lines asked of the LLM per answer (S2: 3, S3: 3, S4: 1).
+    - ``n_variants``: lines asked of the LLM per answer (S2: 5, S3: 3, S4: 1; the paper's S2 "generates
+      the most query variations").
     - ``hyde_passages`` (1) generated passages; ``hyde_combine``: ``none`` (each passage searched as a
       text of its own) or ``average`` (one search with the normalized mean of the query's and the
       passages' vectors, as the HyDE reference does); ``hyde_encoding``: ``passage`` (the document
@@ -41,8 +43,10 @@ class RewriteSettings:
     - ``max_merged`` (20): documents kept after the max-score merge.
     - ``temperature`` (0.7), ``max_tokens`` (256): sampling of every rewriting request.
     - ``chunk_tokens`` / ``chunk_overlap`` (512 / 50): the sentence-window chunkset searched.
-    - ``ann_seeds`` (1, 2, 3, 4), ``ann_m`` (16), ``ann_ef_construction`` (100), ``ann_ef_search`` (20):
-      the HNSW graphs of the control S1-ann4, one per seed (:mod:`ingest.rewriting.ann`).
+    - ``dense``: ``hnsw`` (the paper's approximate vector store; the index seed is the run seed, so three
+      seeds give three graphs) or ``exact`` (brute force, for checks); ``ann_m`` (16),
+      ``ann_ef_construction`` (100), ``ann_ef_search`` (20): the HNSW settings; ``ann_graphs`` (4): the
+      graphs of the control S1-ann4 (:func:`ingest.rewriting.ann.graph_seeds`; :mod:`ingest.rewriting.ann`).
     """
 
     strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
@@ -53,7 +57,7 @@ class RewriteSettings:
     include_original: bool = True
     cosine_band: tuple[float, float] = (0.4, 0.9)
     cosine_filter: tuple[str, ...] = ("S2", "S3", "S4")
-    n_variants: tuple[tuple[str, int], ...] = (("S2", 3), ("S3", 3), ("S4", 1))
+    n_variants: tuple[tuple[str, int], ...] = (("S2", 5), ("S3", 3), ("S4", 1))
     hyde_passages: int = 1
     hyde_combine: str = "none"
     hyde_encoding: str = "passage"
@@ -64,7 +68,8 @@ class RewriteSettings:
     max_tokens: int = 256
     chunk_tokens: int = CHUNK_TOKENS
     chunk_overlap: int = OVERLAP_TOKENS
-    ann_seeds: tuple[int, ...] = (1, 2, 3, 4)
+    dense: str = "hnsw"
+    ann_graphs: int = 4
     ann_m: int = 16
     ann_ef_construction: int = 100
     ann_ef_search: int = 20
@@ -82,15 +87,14 @@ class RewriteSettings:
             problems.append(f"cosine_band must satisfy -1 <= lo <= hi <= 1, got {self.cosine_band}")
         for name, value, allowed in (("mmr_unit", self.mmr_unit, MMR_UNITS), ("hyde_combine", self.hyde_combine, HYDE_COMBINE),
                                      ("hyde_encoding", self.hyde_encoding, ENCODINGS),
-                                     ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH)):
+                                     ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH),
+                                     ("dense", self.dense, DENSE)):
             if value not in allowed:
                 problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
         if not 0 <= self.chunk_overlap < self.chunk_tokens:
             problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
-        if not self.ann_seeds or len(set(self.ann_seeds)) != len(self.ann_seeds):
-            problems.append(f"ann_seeds must be distinct and non-empty, got {self.ann_seeds}")
-        if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search) < 1:
-            problems.append("ann m, ef_construction and ef_search must be >= 1")
+        if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search, self.ann_graphs) < 1:
+            problems.append("ann m, ef_construction, ef_search and graphs must be >= 1")
         if any(n < 1 for _, n in self.n_variants):
             problems.append("n_variants must be >= 1")
         if problems:
@@ -101,8 +105,14 @@ class RewriteSettings:
         return dict(self.n_variants).get(strategy, 1)
 
     def ann(self) -> AnnParams:
-        """The HNSW settings of S1-ann4."""
-        return AnnParams(self.ann_seeds, self.ann_m, self.ann_ef_construction, self.ann_ef_search)
+        """The HNSW settings of every graph of the run."""
+        return AnnParams(self.ann_m, self.ann_ef_construction, self.ann_ef_search)
+
+    def index_seeds(self, form: str, seed: int) -> tuple[int | None, ...]:
+        """The HNSW graphs a strategy of ``form`` searches at run seed ``seed`` (None: exact search)."""
+        if form == "ann":
+            return graph_seeds(seed, self.ann_graphs)
+        return (seed,) if self.dense == "hnsw" else (None,)
 
     def fingerprint(self) -> str:
         """Canonical JSON of every field (part of the stage fingerprint)."""

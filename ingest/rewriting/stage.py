@@ -7,15 +7,20 @@
    strategies are made once and written under every seed);
 3. filter: originals and unscreened candidates embedded (queries as queries; HyDE passages per
    ``hyde_encoding``), cosines to the original, verdicts (:mod:`ingest.rewriting.variants`);
-4. search: each distinct (vector, rerank text, pool, HNSW seed) through the fixed pipeline once
-   (:mod:`ingest.rewriting.textrun`; the control S1-ann4 searches the query once per ``ann_seeds``
-   graph, each a text run with its ``ann_seed``, merged in step 5 like a strategy's texts); HyDE with ``hyde_combine: average`` searches once with the
-   normalized mean of its kept texts' vectors (recorded under ``variant_idx`` 0, reranked against the
-   original query);
-5. merge: per (strategy, seed, query) the texts' top ``depth_k`` documents, max score, top ``max_merged``
-   (:mod:`ingest.rewriting.merge`);
-6. write: ``rewrites`` (per corpus, embedder, strategy, seed), ``rewrite_text_runs`` and ``rewrite_runs``
-   (per corpus, embedder, reranker, strategy, seed) and the funnel, replaced in ONE transaction.
+4. search: each distinct (vector, rerank text, pool, HNSW graph, K) through the fixed pipeline once
+   (:mod:`ingest.rewriting.textrun`). Under ``dense: hnsw`` a run with seed ``s`` searches the graph of
+   index seed ``s`` (LLM-free S1 too, so it differs by seed); the control S1-ann4 searches the query in
+   each of its ``ann_graphs`` graphs (:func:`ingest.rewriting.ann.graph_seeds`), each a text run with
+   its ``ann_seed``, merged in step 5 like a strategy's texts; HyDE with ``hyde_combine: average``
+   searches once with the normalized mean of its kept texts' vectors (recorded under ``variant_idx`` 0,
+   reranked against the original query). ``K`` is the strategy's ``depth_k`` for a text among several
+   and ``max_merged`` for a strategy's only text (S1, HyDE, Query2Doc, a fallback: the fallback is the
+   original searched as S1 searches it);
+5. merge: per (strategy, seed, query) one text's list in MMR order, or several texts mixed by max
+   score, top ``max_merged`` (:mod:`ingest.rewriting.merge`);
+6. write: ``rewrites`` (per corpus, embedder), ``rewrite_text_runs`` and ``rewrite_runs`` (per corpus,
+   embedder, reranker) and the funnel, replaced in ONE transaction: the run owns its cell, so rows of
+   strategies or seeds no longer configured are removed (:func:`_write`).
 
 Funnel (``funnel.stage`` = ``rewrite:<embedder>:<strategy>:<seed>``): ``queries``, ``llm_answers``,
 ``empty_answer``, ``no_usable_line``, ``unusable_line``, ``beyond_n``, ``generated`` (texts parsed), and
@@ -37,7 +42,7 @@ from ingest.llm import LLMCache
 from ingest.retrieval.embedders import EmbedderSpec, resolve_embedder
 from ingest.retrieval.rerank import RerankerSpec, resolve_reranker
 from ingest.rewriting.index import RewriteError, load_index
-from ingest.rewriting.merge import max_merge
+from ingest.rewriting.merge import merge_texts
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import resolve
 from ingest.rewriting.tables import Output, rewrites_table, runs_table, text_runs_table
@@ -85,8 +90,7 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     seconds["embed_texts"] = time.perf_counter() - t0
 
     searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
-    k_max = max(s.depth_k for s in strategies)
-    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, k_max=k_max,
+    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer,
                                       lam=settings.mmr_lambda, unit=settings.mmr_unit, ann=settings.ann())
     seconds.update(step_seconds)
 
@@ -158,6 +162,7 @@ def _plan(strategies, texts, settings: RewriteSettings, vectors: dict[str, np.nd
     for (name, seed), qts in texts.items():
         s = by_name[name]
         pool = s.pool or settings.pool
+        graphs = settings.index_seeds(s.form, seed)
         for qt in qts:
             kept = [c for c in qt.candidates if c.kept]
             original = qt.candidates[0].text
@@ -165,16 +170,19 @@ def _plan(strategies, texts, settings: RewriteSettings, vectors: dict[str, np.nd
                 ks = tuple(sorted(text_key(c.text, c.encode_as == "query") for c in kept))
                 mean = np.mean([vectors[k] for k in ks], axis=0)
                 mean = mean / (np.linalg.norm(mean) or 1.0)
-                run = add(Search(("mean", *ks), original, pool), mean.astype(np.float32))
-                outputs.append(Output(name, seed, qt.query_id, 0, run, s.depth_k, pool))
+                depth = settings.max_merged if len(graphs) == 1 else s.depth_k
+                for graph in graphs:
+                    run = add(Search(("mean", *ks), original, pool, graph, depth), mean.astype(np.float32))
+                    outputs.append(Output(name, seed, qt.query_id, 0, run, depth, pool, graph))
                 continue
-            graphs = settings.ann_seeds if s.form == "ann" else (None,)
+            # a list that is its strategy's only text keeps max_merged documents in MMR order (merge.py)
+            depth = settings.max_merged if len(kept) * len(graphs) == 1 else s.depth_k
             for c in kept:
                 k = text_key(c.text, c.encode_as == "query")
                 rerank_text = c.text if settings.rerank_with == "text" else original
                 for graph in graphs:
-                    run = add(Search((k,), rerank_text, pool, graph), vectors[k])
-                    outputs.append(Output(name, seed, qt.query_id, c.variant_idx, run, s.depth_k, pool, graph))
+                    run = add(Search((k,), rerank_text, pool, graph, depth), vectors[k])
+                    outputs.append(Output(name, seed, qt.query_id, c.variant_idx, run, depth, pool, graph))
     matrix = np.vstack(search_vectors).astype(np.float32) if search_vectors else np.zeros((0, 0), np.float32)
     return list(search_of), outputs, matrix
 
@@ -186,7 +194,7 @@ def _merge(runs, outputs: list[Output], index, limit: int):
         docs = index.doc_ids[run.mmr_pos[:o.depth_k]].tolist()
         groups.setdefault((o.strategy, o.seed, o.query_id), []).append(
             (o.variant_idx, docs, run.mmr_score[:o.depth_k].tolist()))
-    return [(strategy, seed, query_id, max_merge(lists, limit)) for (strategy, seed, query_id), lists in groups.items()]
+    return [(strategy, seed, query_id, merge_texts(lists, limit)) for (strategy, seed, query_id), lists in groups.items()]
 
 
 def _funnel(con, corpus: str, embedder: str, texts, index) -> pa.Table:
@@ -216,21 +224,30 @@ def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
 
 
 def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> int:
-    """Replace the stage's rows (every (strategy, seed) it computed) in one transaction; ``text_runs``
-    yields the per-text rows in parts. Returns the number of per-text rows written."""
+    """Replace the cell's rows in one transaction; ``text_runs`` yields the per-text rows in parts. Returns
+    the number of per-text rows written.
+
+    A run owns its corpus x stack cell: every ``rewrites`` row of (corpus, embedder), every run row of
+    (corpus, embedder, reranker) and every ``rewrite:<embedder>:`` funnel stage of the corpus is replaced,
+    so strategies and seeds the config no longer lists leave the tables (and the marts). Run rows of the
+    same corpus and embedder under another reranker whose (strategy, seed) this run no longer lists are
+    removed too: their texts (``rewrites``) are gone."""
     pairs = pa.table({"strategy": [k[0] for k in keys], "seed": pa.array([k[1] for k in keys], pa.int32())})
     stages = pa.table({"stage": sorted(set(funnel.column("stage").to_pylist()))})
     con.register("_rewrite_keys", pairs)
     con.register("_rewrite_funnel_stages", stages)
-    scope = "corpus = ? AND embedder = ? AND (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_keys)"
+    orphan = "corpus = ? AND embedder = ? AND (strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys)"
     try:
         with transaction(con):
-            replace_where(con, "rewrites", scope, [corpus, embedder], rewrites)
-            replace_where(con, "rewrite_text_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], None)
+            replace_where(con, "rewrites", "corpus = ? AND embedder = ?", [corpus, embedder], rewrites)
+            for table in ("rewrite_text_runs", "rewrite_runs"):
+                replace_where(con, table, orphan, [corpus, embedder], None)
+                replace_where(con, table, "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker],
+                              None)
             n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
-            replace_where(con, "rewrite_runs", scope + " AND reranker = ?", [corpus, embedder, reranker], merged_runs)
-            replace_where(con, "funnel", "corpus = ? AND stage IN (SELECT stage FROM _rewrite_funnel_stages)",
-                          [corpus], funnel)
+            replace_where(con, "rewrite_runs", "FALSE", [], merged_runs)
+            replace_where(con, "funnel", "corpus = ? AND (starts_with(stage, ?) OR stage IN "
+                          "(SELECT stage FROM _rewrite_funnel_stages))", [corpus, f"rewrite:{embedder}:"], funnel)
     finally:
         con.unregister("_rewrite_keys")
         con.unregister("_rewrite_funnel_stages")

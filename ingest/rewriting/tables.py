@@ -1,8 +1,9 @@
 """Arrow tables of the three lineage tables the rewriting stage writes (columns from ``warehouse/schema.py``).
 
 ``rewrites``: one row per candidate text. ``rewrite_text_runs``: per searched text its ``dense`` pool,
-its ``rerank`` order (both ``pool`` rows) and its ``mmr`` documents (at most ``depth_k`` rows), ranks
-1-based. ``rewrite_runs``: the merged documents (:func:`ingest.rewriting.merge.max_merge`).
+its ``rerank`` order (both ``pool`` rows: the pool searched, widened when the configured one held fewer
+than the text's K documents) and its ``mmr`` documents (K rows: ``depth_k``, or ``max_merged`` for a
+strategy's only text), ranks 1-based; dense rows carry ``in_exact``. ``rewrite_runs``: the merged documents (:func:`ingest.rewriting.merge.max_merge`).
 """
 from __future__ import annotations
 
@@ -64,6 +65,8 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
             "rank": (np.arange(total) - np.repeat(starts, lengths) + 1).astype(np.int32),
             "pos": np.concatenate([p for p, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64),
             "score": np.concatenate([sc for _, sc in parts]).astype(np.float64) if parts else np.zeros(0),
+            "in_exact": (np.concatenate([_flags(runs[o.run]) for o in outputs]) if stage_name == "dense" and outputs
+                         else np.zeros(total, dtype=np.int8) - 1),
         })
     cat = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
     o_of, pos, n = cat["o"], cat["pos"], len(cat["o"])
@@ -74,7 +77,7 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
     return pa.Table.from_pydict({
         "corpus": pa.array([corpus] * n, pa.string()), "embedder": pa.array([embedder] * n, pa.string()),
         "reranker": pa.array([reranker] * n, pa.string()),
-        "pool": take([o.pool for o in outputs], o_of, pa.int32()),
+        "pool": take([runs[o.run].pool or o.pool for o in outputs], o_of, pa.int32()),
         "strategy": take([o.strategy for o in outputs], o_of), "seed": take([o.seed for o in outputs], o_of, pa.int32()),
         "query_id": take([o.query_id for o in outputs], o_of),
         "variant_idx": take([o.variant_idx for o in outputs], o_of, pa.int32()),
@@ -82,7 +85,14 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
         "chunk_id": take(index.chunk_ids.tolist(), pos), "doc_id": take(index.doc_ids.tolist(), pos),
         "score": pa.array(cat["score"]),
         "ann_seed": take([o.ann_seed for o in outputs], o_of, pa.int32()),
+        "in_exact": pa.array(cat["in_exact"] == 1, mask=cat["in_exact"] < 0),
     }, schema=arrow_schema("rewrite_text_runs"))
+
+
+def _flags(run: TextRun) -> np.ndarray:
+    """A dense pool's exact-membership flags as int8 (1 / 0; every chunk of an exact pool is exact)."""
+    flags = run.dense_exact if run.dense_exact is not None else np.ones(len(run.dense_pos), dtype=bool)
+    return flags.astype(np.int8)
 
 
 def runs_table(corpus: str, embedder: str, reranker: str,

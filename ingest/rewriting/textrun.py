@@ -1,11 +1,18 @@
 """The fixed pipeline for one searched text: dense pool -> cross-encoder rerank -> MMR -> its documents.
 
-For a search (a vector, the text the reranker reads, a pool size ``P``) over a :class:`ChunkIndex`:
+For a search (a vector, the text the reranker reads, a pool size ``P``, the ``K`` documents its list
+must hold) over a :class:`ChunkIndex`:
 
 1. **dense**: the top ``P`` chunks by inner product of L2-normalized vectors (= cosine), ties by index
-   position (:func:`ingest.retrieval.topk.topk_inner_product`); a search with an ``ann_seed`` (the
-   control S1-ann4) takes its ``P`` candidates from that seed's HNSW graph instead, scored exactly
-   (:mod:`ingest.rewriting.ann`);
+   position (:func:`ingest.retrieval.topk.topk_inner_product`) under ``dense: exact``; a search with an
+   ``ann_seed`` (every search under ``dense: hnsw``, and the control S1-ann4) takes its ``P`` candidates
+   from that index seed's HNSW graph instead, scored exactly (:mod:`ingest.rewriting.ann`; each graph is
+   built once). **Filling**: when the pool's chunks come from fewer than ``min(K, documents in the
+   corpus)`` distinct documents (a long document fills several of the pooled chunks), the pool doubles
+   (``2P``, ``4P``, ... at most every chunk) until it holds them, so every text's list has its ``K``
+   documents whenever the corpus has them; the widened size is the recorded ``pool``. An HNSW pool also
+   records, per chunk, whether exact search's top ``P`` (same ``P``, ties by position) holds it, so its
+   recall against exact search is ``in_exact`` averaged over the pool (mart ``rewrite_ann_recall``);
 2. **rerank**: each pool chunk's *stage score* is the cross-encoder's ``CrossEncoder.predict`` output for
    (rerank text, chunk text) (sigmoid, in [0, 1], for one-logit models such as bge-reranker-base) when
    the stack has a reranker, else its cosine; the pool is ordered by stage score descending, ties by
@@ -14,12 +21,13 @@ For a search (a vector, the text the reranker reads, a pool size ``P``) over a :
    reranked pool collapsed to each document's best chunk (its first, i.e. highest-scored, chunk in
    rerank order), relevance = min-max normalized stage score, similarity = cosine of the best chunks'
    stored vectors; or over *chunks* (``mmr_unit: chunks``), where a document enters at its first picked
-   chunk and carries its best chunk's score. The text keeps its first ``K`` documents (the strategy's
-   ``depth_k``); each is recorded with its best chunk and stage score (a document's score is its best
-   chunk's).
+   chunk and carries its best chunk's score. The text keeps its first ``K`` documents in MMR pick order
+   (``K``: the strategy's ``depth_k``, or ``max_merged`` for a list that is its strategy's only text);
+   each is recorded with its best chunk and stage score (a document's score is its best chunk's).
 
-Everything is computed once per distinct search and shared by every strategy, seed and query that
-searches the same vector with the same rerank text and pool; cross-encoder pairs are scored once each.
+Rerank and MMR are computed once per distinct (vector, rerank text, widened pool, graph) and shared by
+every strategy, seed and query that searches it (MMR picks are prefix-stable, so a shorter ``K`` takes
+the first ``K`` picks of a longer one); cross-encoder pairs are scored once each.
 """
 from __future__ import annotations
 
@@ -40,10 +48,11 @@ Scorer = Callable[[list[tuple[str, str]]], np.ndarray]
 
 @dataclasses.dataclass(frozen=True)
 class Search:
-    key: tuple  # identifies the vector (its embedding key(s)); equal (key, rerank_text, pool, ann_seed) are one search
+    key: tuple  # identifies the vector (its embedding key(s)); equal (key, rerank_text, pool, ann_seed, k) are one search
     rerank_text: str
-    pool: int
-    ann_seed: int | None = None  # None: exact search; else the seed of the HNSW graph searched (S1-ann4)
+    pool: int  # the configured pool; widened until it holds k documents (module doc)
+    ann_seed: int | None = None  # None: exact search; else the index seed of the HNSW graph searched
+    k: int = 10  # documents the text's list must hold (fewer only when the corpus has fewer)
 
 
 @dataclasses.dataclass
@@ -54,8 +63,10 @@ class TextRun:
     dense_score: np.ndarray
     rerank_pos: np.ndarray
     rerank_score: np.ndarray
-    mmr_pos: np.ndarray  # best chunk of each kept document, in MMR order (at most k_max)
+    mmr_pos: np.ndarray  # best chunk of each kept document, in MMR order (the search's k)
     mmr_score: np.ndarray
+    pool: int = 0  # the pool searched (the configured one, widened when it held fewer than k documents)
+    dense_exact: np.ndarray | None = None  # bool per dense chunk: in exact search's top ``pool``
 
 
 class CrossEncoderScorer:
@@ -84,45 +95,41 @@ class CrossEncoderScorer:
 
 
 def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
-                 k_max: int, lam: float, unit: str = "documents",
+                 lam: float, unit: str = "documents",
                  ann: ann_index.AnnParams | None = None) -> tuple[list[TextRun], dict[str, float]]:
     """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step
     (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
-    dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
-    graphs: dict[int, object] = {}
-    for pool, seed in sorted({(s.pool, s.ann_seed) for s in searches}, key=lambda ps: (ps[0], ps[1] is not None, ps[1] or 0)):
-        rows = [i for i, s in enumerate(searches) if (s.pool, s.ann_seed) == (pool, seed)]
-        if seed is None:
-            pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
-        else:
-            if ann is None:
-                raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
-            if seed not in graphs:
-                graphs[seed] = ann_index.build_index(index.vectors, seed, ann)
-            graph = graphs[seed]
-            pos, scores = ann_index.search(graph, index.vectors, vectors[rows], pool, ann.ef_search)
-        for i, p, sc in zip(rows, pos, scores):
-            dense[i] = (p, sc.astype(np.float64))
+    dense, pools, exact_flags = _dense(index, searches, vectors, ann)
     seconds["dense"] = time.perf_counter() - t0
+
+    # one rerank + MMR per distinct (vector, rerank text, widened pool, graph); k = the most any use needs
+    unique: dict[tuple, int] = {}
+    use = [unique.setdefault((s.key, s.rerank_text, pool, s.ann_seed), len(unique)) for s, pool in zip(searches, pools)]
+    first_of = {u: i for i, u in reversed(list(enumerate(use)))}
+    reps = [first_of[u] for u in range(len(unique))]
+    k_of = np.zeros(len(unique), dtype=np.int64)
+    for i, u in enumerate(use):
+        k_of[u] = max(k_of[u], searches[i].k)
 
     t0 = time.perf_counter()
     if scorer is not None:
         pair_index: dict[tuple[str, int], int] = {}
-        for s, (pos, _) in zip(searches, dense):
-            for p in pos.tolist():
-                pair_index.setdefault((s.rerank_text, p), len(pair_index))
+        for i in reps:
+            for p in dense[i][0].tolist():
+                pair_index.setdefault((searches[i].rerank_text, p), len(pair_index))
         scored = scorer([(text, index.texts[p]) for text, p in pair_index])
-        stage = [np.array([scored[pair_index[(s.rerank_text, p)]] for p in pos.tolist()])
-                 for s, (pos, _) in zip(searches, dense)]
+        stage = [np.array([scored[pair_index[(searches[i].rerank_text, p)]] for p in dense[i][0].tolist()])
+                 for i in reps]
     else:
-        stage = [sc for _, sc in dense]
+        stage = [dense[i][1] for i in reps]
     seconds["rerank"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ordered = []  # per search: rerank positions, stage scores, codes, each document's best chunk (rerank order)
-    for (pos, _), st in zip(dense, stage):
+    ordered = []  # per unique search: rerank positions, stage scores, codes, each document's best chunk (rerank order)
+    for i, st in zip(reps, stage):
+        pos = dense[i][0]
         order = np.lexsort((np.arange(len(pos)), -st))  # stage score desc, then dense rank
         r_pos, r_score = pos[order], st[order]
         codes = index.doc_codes[r_pos]
@@ -130,12 +137,12 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
         ordered.append((r_pos, r_score, codes, first))
     if unit == "documents":
         candidates = [first for _, _, _, first in ordered]
-        picks_of = _batched_mmr(index, ordered, candidates, k_max, lam)
+        picks_of = _batched_mmr(index, ordered, candidates, k_of, lam)
     else:
         candidates = [np.arange(len(r_pos)) for r_pos, _, _, _ in ordered]
-        chunk_picks = _batched_mmr(index, ordered, candidates, max((len(c) for c in candidates), default=0), lam)
+        chunk_picks = _batched_mmr(index, ordered, candidates, np.array([len(c) for c in candidates]), lam)
         picks_of = []
-        for (_, _, codes, first), order in zip(ordered, chunk_picks):
+        for (_, _, codes, first), order, k in zip(ordered, chunk_picks, k_of):
             best_of = {int(codes[f]): int(f) for f in first}
             picks, seen = [], set()
             for c in order.tolist():
@@ -143,19 +150,77 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
                 if code not in seen:
                     seen.add(code)
                     picks.append(best_of[code])
-                if len(picks) == k_max:
+                if len(picks) == k:
                     break
             picks_of.append(np.asarray(picks, dtype=np.int64))
-    runs = [TextRun(pos, cos, r_pos, r_score, r_pos[picks], r_score[picks])
-            for (pos, cos), (r_pos, r_score, _, _), picks in zip(dense, ordered, picks_of)]
+    runs = []
+    for i, s in enumerate(searches):
+        u = use[i]
+        r_pos, r_score, _, _ = ordered[u]
+        picks = picks_of[u][:s.k]
+        pos, cos = dense[reps[u]]
+        runs.append(TextRun(pos, cos, r_pos, r_score, r_pos[picks], r_score[picks], pools[i], exact_flags[reps[u]]))
     seconds["mmr"] = time.perf_counter() - t0
     return runs, seconds
 
 
-def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: int, lam: float,
+def _distinct_per_row(codes: np.ndarray) -> np.ndarray:
+    """Distinct values per row of an int matrix."""
+    if codes.shape[1] == 0:
+        return np.zeros(len(codes), dtype=np.int64)
+    srt = np.sort(codes, axis=1)
+    return 1 + (np.diff(srt, axis=1) != 0).sum(axis=1)
+
+
+def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, ann: ann_index.AnnParams | None):
+    """Per search its dense pool ``(positions, cosines)``, widened pool size and (HNSW) exact-membership
+    flags (module doc, step 1)."""
+    n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
+    dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
+    pools = [max(1, s.pool) for s in searches]  # a pool larger than the corpus returns every chunk
+    graphs: dict[int, object] = {}
+    todo = list(range(len(searches)))
+    while todo:
+        retry = []
+        for pool, seed in sorted({(pools[i], searches[i].ann_seed) for i in todo},
+                                 key=lambda ps: (ps[0], ps[1] is not None, ps[1] or 0)):
+            rows = [i for i in todo if (pools[i], searches[i].ann_seed) == (pool, seed)]
+            if seed is None:
+                pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
+            else:
+                if ann is None:
+                    raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
+                if seed not in graphs:
+                    graphs[seed] = ann_index.build_index(index.vectors, seed, ann)
+                pos, scores = ann_index.search(graphs[seed], index.vectors, vectors[rows], pool, ann.ef_search)
+            held = _distinct_per_row(index.doc_codes[pos])
+            for i, p, sc, h in zip(rows, pos, scores, held.tolist()):
+                dense[i] = (p, sc.astype(np.float64))
+                if h < min(searches[i].k, n_docs) and pool < n_chunks:
+                    pools[i] = min(2 * pool, n_chunks)
+                    retry.append(i)
+        todo = retry
+    # the recall check: one exact search per distinct (vector, pool) among the HNSW searches (the same
+    # query under three index seeds is one exact search)
+    flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
+    checks: dict[tuple, list[int]] = {}
+    for i, s in enumerate(searches):
+        if s.ann_seed is not None:
+            checks.setdefault((pools[i], s.key), []).append(i)
+    for pool in sorted({pool for pool, _ in checks}):
+        groups = [rows for (p, _), rows in checks.items() if p == pool]
+        exact, _ = topk_inner_product(vectors[[rows[0] for rows in groups]], index.vectors, pool)
+        for rows, e in zip(groups, exact):
+            for i in rows:
+                flags[i] = np.isin(dense[i][0], e)
+    return dense, pools, flags
+
+
+def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float,
                  batch: int = 256) -> list[np.ndarray]:
-    """Per search, its MMR picks as indices into its rerank order (``candidates`` are such indices), the
-    pools of ``batch`` searches padded and run together (:func:`ingest.rewriting.mmr.mmr_batch`)."""
+    """Per search, its first ``k[i]`` MMR picks as indices into its rerank order (``candidates`` are such
+    indices), the pools of ``batch`` searches padded and run together with the batch's largest ``k``
+    (:func:`ingest.rewriting.mmr.mmr_batch`; picks are prefix-stable, so each keeps its own first ``k[i]``)."""
     out: list[np.ndarray | None] = [None] * len(candidates)
     dim = index.vectors.shape[1]
     by_width = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))  # little padding per batch
@@ -169,8 +234,8 @@ def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: in
             c = candidates[i]
             scores[row, :len(c)] = r_score[c]
             vectors[row, :len(c)] = index.vectors[r_pos[c]]
-        picks = mmr_batch(scores, vectors, k, lam)
+        picks = mmr_batch(scores, vectors, int(max(k[i] for i in part)), lam)
         for row, i in enumerate(part):
             p = picks[row]
-            out[i] = candidates[i][p[p >= 0]]
+            out[i] = candidates[i][p[p >= 0]][:int(k[i])]
     return out  # type: ignore[return-value]

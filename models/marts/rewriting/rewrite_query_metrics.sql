@@ -3,6 +3,8 @@
 -- controls), long form. Qrels binary (relevant iff relevance >= 1, gain 1): HIT@10, R@10, nDCG@10,
 -- MRR@10 by the doc-level kernels (udfs/metrics/doc_level.py, equal to ranx) over the ranking in
 -- rewrite_runs.rank order. Rankings that are not scored are counted in rewrite_exclusions.
+-- list_length: the ranking's documents (rewrite_runs rows), so a metric at 10 computed on a shorter
+-- list is visible (a text's list is filled to its K documents whenever the corpus has them).
 with judged as (
     select query_id, list((relevance >= 1)::double order by doc_id) as qrels_rel
     from {{ ref('stg_qrels') }}
@@ -11,7 +13,7 @@ with judged as (
 
 scores as (
     select
-        r.corpus, r.embedder, r.reranker, r.strategy, r.kind, r.seed, r.query_id,
+        r.corpus, r.embedder, r.reranker, r.strategy, r.kind, r.seed, r.query_id, r.n_docs as list_length,
         doc_hit(r.run_rel, 10) as "HIT@10",
         doc_recall(r.run_rel, j.qrels_rel, 10) as "R@10",
         doc_ndcg(r.run_rel, j.qrels_rel, 10) as "nDCG@10",
@@ -30,6 +32,7 @@ select
     seed::integer as seed,
     query_id::varchar as query_id,
     metric::varchar as metric,
-    value::double as value
+    value::double as value,
+    list_length::integer as list_length
 from scores
 unpivot (value for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))

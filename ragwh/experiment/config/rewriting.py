@@ -21,14 +21,15 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       include_original: true
       cosine_band: [0.4, 0.9]
       cosine_filter: [S2, S3, S4]
-      n_variants: {S2: 3, S3: 3, S4: 1}
+      n_variants: {S2: 5, S3: 3, S4: 1}
       hyde: {passages: 1, combine: none, encoding: passage}
       q2d_encoding: query
       rerank_with: text
       max_merged: 20
       sampling: {temperature: 0.7, max_tokens: 256}
       chunk: {tokens: 512, overlap: 50}
-      ann: {seeds: [1, 2, 3, 4], m: 16, ef_construction: 100, ef_search: 20}   # S1-ann4's HNSW graphs
+      dense: hnsw                    # the paper's approximate store, index seed = run seed; `exact` for checks
+      ann: {m: 16, ef_construction: 100, ef_search: 20, graphs: 4}   # every HNSW graph; S1-ann4 searches `graphs`
     analysis:                        # dbt vars of the rewriting marts; every key optional (dbt_project.yml)
       baseline: S1
       bootstrap_b: 2000
@@ -100,7 +101,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
 _TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader"}
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
-              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann"}
+              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann", "dense"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,7 +262,8 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         nv = r.mapping(raw["n_variants"], "rewriting.n_variants", {"S2", "S3", "S4"})
         values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),
                                              **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()}}.items()))
-    for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original"))):
+    for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original")),
+                         ("dense", ("hnsw", "exact"))):
         if key in raw:
             values[key] = r.choice(raw[key], f"rewriting.{key}", choices)
     mmr = r.mapping(raw.get("mmr") or {}, "rewriting.mmr", {"lambda", "unit"})
@@ -281,12 +283,11 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         values["temperature"] = _fraction(r, sampling["temperature"], "rewriting.sampling.temperature", 2.0)
     if "max_tokens" in sampling:
         values["max_tokens"] = r.integer(sampling["max_tokens"], "rewriting.sampling.max_tokens", 1)
-    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"seeds", "m", "ef_construction", "ef_search"})
-    if "seeds" in ann:
-        if not isinstance(ann["seeds"], list):
-            raise r.fail("rewriting.ann.seeds", "expected a list of integers")
-        values["ann_seeds"] = tuple(r.integer(s, f"rewriting.ann.seeds[{i}]", 0) for i, s in enumerate(ann["seeds"]))
-    for key in ("m", "ef_construction", "ef_search"):
+    if isinstance(raw.get("ann"), dict) and "seeds" in raw["ann"]:
+        raise r.fail("rewriting.ann.seeds", "the HNSW index seeds follow the run seeds (rewriting.seeds); "
+                     "set how many graphs S1-ann4 searches with rewriting.ann.graphs")
+    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"graphs", "m", "ef_construction", "ef_search"})
+    for key in ("graphs", "m", "ef_construction", "ef_search"):
         if key in ann:
             values[f"ann_{key}"] = r.integer(ann[key], f"rewriting.ann.{key}", 1)
     chunk = r.mapping(raw.get("chunk") or {}, "rewriting.chunk", {"tokens", "overlap"})

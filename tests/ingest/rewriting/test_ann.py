@@ -54,3 +54,61 @@ def test_one_seed_one_graph_and_seeds_differ():
     recall = np.mean([len(set(a) & set(e)) / 20 for a, e in zip(pools[1], exact)])
     union = np.mean([len((set(a) | set(b)) & set(e)) / 20 for a, b, e in zip(pools[1], pools[2], exact)])
     assert 0.3 < recall < 1.0 and union > recall  # approximate, and a second graph finds more of the exact top 20
+
+
+def _index(vectors: np.ndarray, docs: list[int]):
+    from ingest.rewriting.index import ChunkIndex
+
+    n = len(vectors)
+    doc_ids = np.array([f"d{d:04d}" for d in docs], dtype=object)
+    documents, codes = np.unique(doc_ids, return_inverse=True)
+    return ChunkIndex(np.array([f"c{i}" for i in range(n)], dtype=object), doc_ids, codes.astype(np.int64), documents,
+                      [f"text {i}" for i in range(n)], vectors)
+
+
+def test_hnsw_pools_record_exact_membership_and_exact_equals_brute_force():
+    """run_searches: ``in_exact`` per pool chunk = membership in the brute-force top P (by hand with
+    set(); the graph is deliberately poor, so some pools miss); ``ann_seed`` None is brute force itself;
+    two index seeds give two graphs."""
+    from ingest.rewriting.textrun import Search, run_searches
+
+    rng = np.random.default_rng(5)
+    vectors, queries = _unit(rng, 1500, 32), _unit(rng, 40, 32)
+    index = _index(vectors, list(range(1500)))  # one chunk per document
+    params = AnnParams(m=2, ef_construction=4, ef_search=4)
+    exact_pos, exact_scores = topk_inner_product(queries, vectors, 20)
+    runs = {}
+    for seed in (None, 42, 123):
+        searches = [Search((i,), "q", 20, seed, 10) for i in range(len(queries))]
+        runs[seed], _ = run_searches(index, searches, queries, scorer=None, lam=1.0, ann=params)
+    for i, run in enumerate(runs[None]):
+        assert np.array_equal(run.dense_pos, exact_pos[i]) and np.allclose(run.dense_score, exact_scores[i])
+        assert run.dense_exact.all() and run.pool == 20
+        assert run.mmr_pos.tolist() == exact_pos[i][:10].tolist()  # lambda 1: MMR = relevance order
+    recalls = []
+    for i, run in enumerate(runs[42]):
+        assert run.dense_exact.tolist() == [p in set(exact_pos[i].tolist()) for p in run.dense_pos.tolist()]
+        recalls.append(run.dense_exact.mean())
+    assert 0.0 < np.mean(recalls) < 1.0  # approximate: the mart rewrite_ann_recall averages these
+    assert any(not np.array_equal(a.dense_pos, b.dense_pos) for a, b in zip(runs[42], runs[123]))  # two graphs
+
+
+def test_pools_widen_until_they_hold_k_documents():
+    """Long documents fill the pool: 10 documents of 8 near-identical chunks each; a 20-chunk pool holds
+    3 documents, so a text that must keep 5 widens to 40 chunks (5 documents), one that must keep 10 to
+    80 (every chunk), one of 2 keeps the configured 20."""
+    from ingest.rewriting.textrun import Search, run_searches
+
+    rng = np.random.default_rng(2)
+    centers = _unit(rng, 10, 16)
+    vectors = np.repeat(centers, 8, axis=0) + 0.01 * rng.standard_normal((80, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = _index(vectors.astype(np.float32), [c for c in range(10) for _ in range(8)])
+    query = (centers[0] + 0.9 * centers[1] + 0.8 * centers[2] + 0.7 * centers[3])[None, :].astype(np.float32)
+    searches = [Search(("q",), "q", 20, None, k) for k in (2, 5, 10, 20)]
+    runs, _ = run_searches(index, searches, np.repeat(query, 4, axis=0), scorer=None, lam=0.85)
+    held = [len({index.doc_ids[p] for p in r.dense_pos}) for r in runs]
+    assert [r.pool for r in runs] == [20, 40, 80, 80] and [len(r.dense_pos) for r in runs] == [20, 40, 80, 80]
+    assert held[0] < 5 <= held[1] and held[2] == held[3] == 10
+    assert [len(r.mmr_pos) for r in runs] == [2, 5, 10, 10]  # K documents, or every document the corpus has
+    assert len({index.doc_ids[p] for p in runs[2].mmr_pos}) == 10

@@ -22,3 +22,16 @@ def test_ties_by_rank_then_variant_then_doc_and_limit():
     merged = max_merge(many, limit=20)
     assert len(merged) == 20 and merged[0] == ("d0-0", 1.0, 0)
     assert [s for _, s, _ in merged] == sorted((s for _, s, _ in merged), reverse=True)
+
+
+def test_one_text_keeps_its_mmr_order():
+    """A strategy's only text: its list as MMR ranked it (scores may rise down the list), cut at the limit;
+    two or more texts: the max-score mixing order."""
+    from ingest.rewriting.merge import max_merge, merge_texts
+
+    one = [(0, ["a", "b", "c"], [0.5, 0.9, 0.7])]
+    assert merge_texts(one) == [("a", 0.5, 0), ("b", 0.9, 0), ("c", 0.7, 0)]
+    assert merge_texts(one, limit=2) == [("a", 0.5, 0), ("b", 0.9, 0)]
+    assert merge_texts([(3, ["x"], [0.1])]) == [("x", 0.1, 3)]
+    two = [(0, ["a", "b"], [0.9, 0.5]), (1, ["b", "c"], [0.7, 0.9])]
+    assert merge_texts(two) == max_merge(two) == [("a", 0.9, 0), ("c", 0.9, 1), ("b", 0.7, 1)]

@@ -16,7 +16,7 @@ from ingest.rewriting.strategies import load_strategies
 from tests.ingest.retrieval.fixtures import build_tiny_cross_encoder, build_tiny_sentence_transformer
 from tests.ingest.rewriting.fixtures import load_corpus, respond
 
-SETTINGS = RewriteSettings(chunk_tokens=64, chunk_overlap=16)
+SETTINGS = RewriteSettings(chunk_tokens=64, chunk_overlap=16, n_variants=(("S2", 3), ("S3", 3), ("S4", 1)))
 TABLES = ("rewrites", "rewrite_text_runs", "rewrite_runs")
 
 
@@ -96,18 +96,27 @@ def test_per_text_lists_and_per_strategy_k(ran):
                                    ).fetchone()
     assert 20 < n_chunks < 100 and n_docs == 29  # 30 documents, one without chunks (the ran fixture)
     depth = {s.name: s.depth_k for s in load_strategies().values()}
-    rows = con.execute("""SELECT strategy, pool, stage, count(*) FROM rewrite_text_runs
-                          GROUP BY strategy, pool, seed, query_id, variant_idx, ann_seed, stage""").fetchall()
-    for strategy, pool, stage, n in rows:
-        if stage in ("dense", "rerank"):
-            assert n == min(pool, n_chunks)
-            assert pool == (100 if strategy == "S1-pool100" else 20)
-        else:
-            assert n <= depth[strategy]
-    # per-strategy K from the seed: S2 keeps 7 documents per text, S3 5, S4 8, S1 10
-    full = dict(con.execute("""SELECT strategy, max(n) FROM (SELECT strategy, seed, query_id, variant_idx, ann_seed, count(*) AS n
-                               FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) GROUP BY 1""").fetchall())
-    assert full == {s: depth[s] for s in SETTINGS.strategies}
+    # each text's pool: the configured one (20; S1-pool100: 100), doubled while it held fewer than the
+    # text's K distinct documents; each text's list holds exactly K documents (K: depth_k of the seed
+    # for a text among several, max_merged = 20 for a strategy's only text), the corpus has 29
+    rows = con.execute("""
+        WITH texts AS (SELECT strategy, seed, query_id, variant_idx, ann_seed, any_value(pool) AS pool,
+                              count(*) FILTER (WHERE stage = 'dense') AS n_dense,
+                              count(*) FILTER (WHERE stage = 'rerank') AS n_rerank,
+                              count(DISTINCT doc_id) FILTER (WHERE stage = 'dense') AS dense_docs,
+                              count(*) FILTER (WHERE stage = 'mmr') AS n_mmr
+                       FROM rewrite_text_runs GROUP BY ALL)
+        SELECT *, count(*) OVER (PARTITION BY strategy, seed, query_id) AS n_texts FROM texts""").fetchall()
+    widened = 0
+    for strategy, seed, query_id, variant, graph, pool, n_dense, n_rerank, dense_docs, n_mmr, n_texts in rows:
+        k = 20 if n_texts == 1 else depth[strategy]
+        base = 100 if strategy == "S1-pool100" else 20
+        assert n_mmr == k and dense_docs >= k, (strategy, query_id, variant)
+        assert n_dense == n_rerank == min(pool, n_chunks)
+        assert pool == base or (pool in (2 * base, 4 * base) or pool == n_chunks) and base < pool <= n_chunks
+        widened += pool > base
+    assert widened > 0  # long documents fill the 20-chunk pools of this corpus
+    assert {r[0] for r in rows if r[-1] == 1} >= {"S1", "HyDE", "S1-pool100"}
     # mmr documents are distinct, each with its best chunk of the rerank list and that chunk's score
     assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, variant_idx, ann_seed, doc_id, count(*) AS n
                           FROM rewrite_text_runs WHERE stage = 'mmr' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
@@ -122,26 +131,28 @@ def test_per_text_lists_and_per_strategy_k(ran):
 
 
 def test_ann_control_searches_each_seeded_graph(ran, models):
-    """S1-ann4: the query searched in each of the four HNSW graphs (ann_seed 1..4), pools scored exactly
+    """dense: hnsw (the default): every strategy at run seed s searches the graph of index seed s; S1-ann4
+    the query in each of its four graphs (index seeds s, 1000 s + 1, + 2, + 3), pools scored exactly
     (the cosine of the stored vectors, sorted), every graph's list reranked, and the merged list the
-    max-score union of the four; the other strategies search exactly (ann_seed NULL)."""
+    max-score union of the four."""
     con, _, _, _ = ran
     from ingest.rewriting.index import chunk_texts
     from ingest.rewriting.vectors import fetch_vectors, text_key
 
-    seeds = con.execute("SELECT strategy, list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
-                        "GROUP BY 1").fetchall()
-    assert {s: g for s, g in seeds} == {**{s: [None] for s in SETTINGS.strategies if s != "S1-ann4"},
-                                       "S1-ann4": [1, 2, 3, 4]}
+    seeds = con.execute("SELECT strategy, seed, list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
+                        "GROUP BY 1, 2").fetchall()
+    assert {(s, seed): g for s, seed, g in seeds} == {
+        (s, seed): ([seed, 1000 * seed + 1, 1000 * seed + 2, 1000 * seed + 3] if s == "S1-ann4" else [seed])
+        for s in SETTINGS.strategies for seed in SETTINGS.seeds}
     ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
     vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])))
     for query_id, query in con.execute("SELECT query_id, text FROM queries ORDER BY 1").fetchall():
         q = fetch_vectors(con, models[0].name, [text_key(query, True)])[0].astype(np.float64)
-        for seed in (1, 2, 3, 4):
+        for seed in (42, 42001, 42002, 42003):
             pool = con.execute("SELECT chunk_id, score FROM rewrite_text_runs WHERE strategy = 'S1-ann4' AND seed = 42 "
                                "AND query_id = ? AND ann_seed = ? AND stage = 'dense' ORDER BY rank",
                                [query_id, seed]).fetchall()
-            assert len(pool) == 20
+            assert len(pool) >= 20
             assert np.allclose([s for _, s in pool], [vec[c].astype(np.float64) @ q for c, _ in pool], atol=1e-9)
             assert [s for _, s in pool] == sorted((s for _, s in pool), reverse=True)
     # the merged S1-ann4 list: each document at its best score over the four graphs' mmr lists
@@ -183,12 +194,17 @@ def test_merged_runs_are_the_max_over_texts(ran):
         LEFT JOIN rewrites w ON w.strategy = r.strategy AND w.seed = r.seed AND w.query_id = r.query_id
              AND w.variant_idx = r.variant_idx AND w.kept
         WHERE t.doc_id IS NULL OR w.query_id IS NULL""").fetchone()[0] == 0
-    ranked = con.execute("SELECT strategy, seed, query_id, list(score ORDER BY rank) FROM rewrite_runs GROUP BY ALL").fetchall()
-    assert all(s == sorted(s, reverse=True) for *_, s in ranked)
-    # S1 rows are identical under the three seeds
-    s1 = {seed: con.execute("SELECT query_id, rank, doc_id, score FROM rewrite_runs WHERE strategy = 'S1' AND seed = ? "
-                            "ORDER BY ALL", [seed]).fetchall() for seed in (42, 123, 2024)}
-    assert s1[42] == s1[123] == s1[2024] and len(s1[42]) == 4 * 10
+    # several texts: ranked by merged score; one text: its MMR order (merge.py), so scores may rise down the list
+    ranked = con.execute("""SELECT r.strategy, r.seed, r.query_id, list(r.score ORDER BY r.rank), any_value(t.n) AS n_texts
+                            FROM rewrite_runs r JOIN (SELECT strategy, seed, query_id,
+                                 count(DISTINCT (variant_idx, ann_seed)) AS n FROM rewrite_text_runs GROUP BY ALL) t
+                            USING (strategy, seed, query_id) GROUP BY ALL""").fetchall()
+    assert all(s == sorted(s, reverse=True) for *_, s, n in ranked if n > 1)
+    one = con.execute("""SELECT count(*) FROM rewrite_runs r JOIN rewrite_text_runs t USING (strategy, seed, query_id, rank)
+                         WHERE t.stage = 'mmr' AND r.strategy IN ('S1', 'HyDE', 'Q2D', 'S1-pool100')
+                         AND (r.doc_id <> t.doc_id OR r.score <> t.score OR r.variant_idx <> t.variant_idx)""").fetchone()[0]
+    assert one == 0  # single-text strategies: the merged list IS the text's MMR list
+    assert con.execute("SELECT count(*) FROM rewrite_runs WHERE strategy = 'S1' AND seed = 42").fetchone()[0] == 4 * 20
 
 
 def test_rerun_makes_no_call_and_embeds_nothing(ran, models):
@@ -221,16 +237,17 @@ def test_depth_k_is_read_from_the_seed(con, models, tmp_path, monkeypatch):
     from ingest.rewriting import strategies
 
     seed = tmp_path / "rewrite_strategies.csv"
-    text = strategies.SEED_FILE.read_text().replace("S1,solo,false,10,", "S1,solo,false,3,")
+    text = strategies.SEED_FILE.read_text().replace("S1-ann4,control,false,10,", "S1-ann4,control,false,3,")
     seed.write_text(text)
     monkeypatch.setattr(strategies, "SEED_FILE", seed)
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
-    _run(con, models, ScriptedBackend(respond), settings=RewriteSettings(strategies=("S1",), chunk_tokens=64,
-                                                                         chunk_overlap=16))
+    _run(con, models, ScriptedBackend(respond), settings=RewriteSettings(strategies=("S1-ann4",), seeds=(42,),
+                                                                         chunk_tokens=64, chunk_overlap=16))
+    # S1-ann4 searches four graphs: each text keeps its seed depth (3), the merge at most 4 x 3
     assert con.execute("SELECT DISTINCT rank FROM rewrite_text_runs WHERE stage = 'mmr' ORDER BY 1").fetchall() == [
         (1,), (2,), (3,)]
-    assert con.execute("SELECT max(rank) FROM rewrite_runs").fetchone()[0] == 3
+    assert 3 <= con.execute("SELECT max(rank) FROM rewrite_runs").fetchone()[0] <= 12
 
 
 def test_hyde_average_searches_the_normalized_mean(con, models):
@@ -240,7 +257,7 @@ def test_hyde_average_searches_the_normalized_mean(con, models):
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
     settings = RewriteSettings(strategies=("HyDE",), seeds=(42,), hyde_passages=2, hyde_combine="average",
-                               chunk_tokens=64, chunk_overlap=16)
+                               chunk_tokens=64, chunk_overlap=16, dense="exact")
     backend = ScriptedBackend(respond)
     _run(con, models, backend, settings=settings)
     assert sorted(r.sampling.seed for r in backend.requests)[:2] == [42, 42] and {r.sampling.seed for r in backend.requests} == {42, 42001}
@@ -252,9 +269,9 @@ def test_hyde_average_searches_the_normalized_mean(con, models):
     mean /= np.linalg.norm(mean)
     _, _, chunk_text = chunk_texts(con, "towns", "sentence:64/16")
     chunk_vectors = fetch_vectors(con, spec.name, [text_key(t, False) for t in chunk_text])
-    expected = np.sort(chunk_vectors @ mean)[::-1][:20]
     dense = con.execute("SELECT variant_idx, score FROM rewrite_text_runs WHERE query_id = 'towns/q1' AND stage = 'dense' "
                         "ORDER BY rank").fetchall()
+    expected = np.sort(chunk_vectors @ mean)[::-1][:len(dense)]  # the pool, widened to hold 20 documents
     assert {v for v, _ in dense} == {0}  # one search, recorded under the original
     assert np.allclose([s for _, s in dense], expected, atol=1e-5)
 
@@ -284,7 +301,7 @@ def test_mmr_over_chunks(con, models):
                 expected.append(d)
         got = con.execute("SELECT doc_id, chunk_id, score FROM rewrite_text_runs WHERE query_id = ? AND stage = 'mmr' "
                           "ORDER BY rank", [query_id]).fetchall()
-        assert [d for d, _, _ in got] == expected[:10]
+        assert [d for d, _, _ in got] == expected[:20]  # S1, one text: max_merged documents in MMR order
         assert all((c, s) == best[d] for d, c, s in got)  # a document carries its best chunk and its score
 
 
@@ -299,3 +316,88 @@ def test_rerank_with_the_original_query(con, models):
     # every text's pool is scored against the same (original) query: one score per (query, chunk)
     assert con.execute("""SELECT count(*) FROM (SELECT query_id, chunk_id, count(DISTINCT score) AS n
                           FROM rewrite_text_runs WHERE stage = 'rerank' GROUP BY ALL) WHERE n > 1""").fetchone()[0] == 0
+
+
+def _independent_mmr(scores: list[float], vectors: list[np.ndarray], k: int, lam: float) -> list[int]:
+    """MMR written out plainly (not ingest/rewriting/mmr.py): min-max relevance, penalty = max cosine to
+    every pick so far, ties to the earlier candidate."""
+    lo, hi = min(scores), max(scores)
+    rel = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
+    picks: list[int] = []
+    while len(picks) < min(k, len(scores)):
+        best, best_value = None, None
+        for j in range(len(scores)):
+            if j in picks:
+                continue
+            penalty = max((float(np.dot(vectors[j], vectors[p])) for p in picks), default=0.0)
+            value = lam * rel[j] - (1 - lam) * penalty
+            if best_value is None or value > best_value:
+                best, best_value = j, value
+        picks.append(best)
+    return picks
+
+
+def test_single_text_lists_are_in_mmr_order_and_a_fallback_is_s1(con, models):
+    """S1's stored list is MMR's ranking of its reranked pool (an independent MMR over the documents' best
+    chunks), its first max_merged documents, not a re-sort by score; S2's fallback (an empty answer for
+    q2 at seed 42) searches the original as S1 does, so its list is S1's."""
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    settings = RewriteSettings(strategies=("S1", "S2"), seeds=(42,), mmr_lambda=0.5, chunk_tokens=64, chunk_overlap=16,
+                               n_variants=(("S2", 3), ("S3", 3), ("S4", 1)))
+    _run(con, models, ScriptedBackend(respond), settings=settings)
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts]).astype(np.float64)))
+    reordered = 0
+    for query_id in ("towns/q1", "towns/q2", "towns/q3", "towns/q4"):
+        pool = con.execute("SELECT doc_id, chunk_id, score FROM rewrite_text_runs WHERE strategy = 'S1' AND query_id = ? "
+                           "AND stage = 'rerank' ORDER BY rank", [query_id]).fetchall()
+        best: dict[str, tuple[str, float]] = {}
+        for d, c, s in pool:
+            best.setdefault(d, (c, s))
+        docs = list(best)
+        picks = _independent_mmr([best[d][1] for d in docs], [vec[best[d][0]] for d in docs], 20, 0.5)
+        stored = con.execute("SELECT doc_id, score FROM rewrite_runs WHERE strategy = 'S1' AND query_id = ? ORDER BY rank",
+                             [query_id]).fetchall()
+        assert [d for d, _ in stored] == [docs[p] for p in picks] and len(stored) == 20
+        assert [s for _, s in stored] == [best[docs[p]][1] for p in picks]
+        reordered += [s for _, s in stored] != sorted((s for _, s in stored), reverse=True)
+        if query_id == "towns/q2":  # S2's fallback at seed 42 is S1
+            assert con.execute("SELECT doc_id, score FROM rewrite_runs WHERE strategy = 'S2' AND query_id = ? "
+                               "ORDER BY rank", [query_id]).fetchall() == stored
+    assert reordered > 0  # MMR changed the order somewhere: a re-sort by score would fail above
+
+
+def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
+    """dense: exact: S1's pools are brute force, identical under every seed (ann_seed NULL, every chunk
+    in the exact top P); S1-ann4 still searches its graphs. A rerun with fewer seeds and strategies
+    leaves only what it lists in rewrites, rewrite_text_runs, rewrite_runs and the funnel."""
+    from ingest.rewriting.index import chunk_texts
+    from ingest.rewriting.vectors import fetch_vectors, text_key
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    kw = dict(chunk_tokens=64, chunk_overlap=16, dense="exact")
+    _run(con, models, ScriptedBackend(respond), reranker=False,
+         settings=RewriteSettings(strategies=("S1", "S1-pool100", "S1-ann4"), seeds=(42, 43), **kw))
+    ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
+    chunks = fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])
+    for query_id, text in con.execute("SELECT query_id, text FROM queries").fetchall():
+        q = fetch_vectors(con, models[0].name, [text_key(text, True)])[0]
+        brute = [ids[i] for i in np.lexsort((np.arange(len(ids)), -(chunks @ q)))]
+        pools = {seed: con.execute("SELECT chunk_id, ann_seed, in_exact FROM rewrite_text_runs WHERE strategy = 'S1' "
+                                   "AND seed = ? AND query_id = ? AND stage = 'dense' ORDER BY rank", [seed, query_id]
+                                   ).fetchall() for seed in (42, 43)}
+        assert pools[42] == pools[43] and [c for c, _, _ in pools[42]] == brute[:len(pools[42])]
+        assert {(g, e) for _, g, e in pools[42]} == {(None, True)}
+    assert con.execute("SELECT list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
+                       "WHERE strategy = 'S1-ann4' AND seed = 43").fetchone()[0] == [43, 43001, 43002, 43003]
+    # the same cell again with one seed and one strategy: nothing else is left
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(strategies=("S1",), seeds=(42,), **kw))
+    for table in TABLES:
+        assert con.execute(f"SELECT DISTINCT strategy, seed FROM {table}").fetchall() == [("S1", 42)], table
+    stages = {s for (s,) in con.execute("SELECT DISTINCT stage FROM funnel WHERE starts_with(stage, 'rewrite')").fetchall()}
+    assert stages == {"rewrite:tiny-embedder:S1:42", "rewrite_qrels:tiny-embedder"}

@@ -17,6 +17,18 @@ from ingest.rewriting.variants import decide, screen
      ["Who wrote Dune?", "When was Dune published?", "Where was Herbert born?"], {"beyond_n": 1}),
     ("Question 1: What is X?", 1, ["What is X?"], {}),
     ("Paris", 1, [], {"unusable_line": 1, "no_usable_line": 1}),  # one word is not a question
+    # a leading year and colon is the question's, not a list marker; nor is a decimal
+    ("1984: which party won?", 1, ["1984: which party won?"], {}),
+    ("3.5 million people live in which city?", 1, ["3.5 million people live in which city?"], {}),
+    ("1) 1984: which party won?\n(2) Who led it?", 2, ["1984: which party won?", "Who led it?"], {}),
+    # preambles are skipped, not taken as the variant; a question after a preamble's colon is kept
+    ("Here is a comparison question:\nIs Tylenol safer than Advil?", 1, ["Is Tylenol safer than Advil?"],
+     {"unusable_line": 1}),
+    ("Here is a comparison question: Is Tylenol safer than Advil?", 1, ["Is Tylenol safer than Advil?"], {}),
+    ("Sure! Here are three sibling questions.\nWhat are the side effects of ibuprofen?", 1,
+     ["What are the side effects of ibuprofen?"], {"unusable_line": 1}),
+    ("Certainly, below are the questions\nThe following questions ask about aspirin", 1, [],
+     {"unusable_line": 2, "no_usable_line": 1}),
 ])
 def test_question_lines(answer, n, lines, counts):
     got, c = question_lines(answer, n)
@@ -66,3 +78,16 @@ def test_screened_candidates_keep_their_call_key_and_have_no_cosine():
     cands = screen("Who wrote Dune?", ["Who wrote Dune?"], "query", ["abc"])
     assert (cands[1].reason, cands[1].cosine, cands[1].llm_call_key) == ("identical", None, "abc")
     assert cands[0].llm_call_key is None
+
+
+def test_v2_prompts_ask_for_siblings_and_an_unnamed_comparison():
+    """The prompts the study uses (the highest version on disk): S2 asks for sibling questions about other
+    entities of the same kind, S4 for a comparison with an entity the question does not name; the v1 files
+    stay for the provenance of cached answers."""
+    from ingest.llm import load_prompt
+
+    neighbor, comparative = load_prompt("rewrite_neighbor"), load_prompt("rewrite_comparative")
+    assert (neighbor.key, comparative.key) == ("rewrite_neighbor.v2", "rewrite_comparative.v2")
+    assert "other entities of the same kind" in neighbor.text and "ibuprofen" in neighbor.text
+    assert "does not name" in comparative.text and "Advil" in comparative.text
+    assert load_prompt("rewrite_neighbor", 1).key == "rewrite_neighbor.v1"

@@ -35,6 +35,11 @@ ties). The union of the members' lists merged by max score and cut at 10 (the pa
 Deltas against the seed-42 best solo (HyDE, per query): HIT@10 S1+Q2D (-1, +1, -1) -> -1/3,
 S1+HyDE+Q2D and HyDE+Q2D (0, 0, 0) -> 0; MRR@10 S1+HyDE+Q2D (1/6 - 1, 0, 0) -> -5/18.
 The oracle union of S1+HyDE+Q2D at seed 42 hits every query (1.0) against its best member HyDE (2/3).
+
+S1 at seed 42 searched an HNSW graph (index seed 42): its dense pools record which chunks exact search's
+top P holds (``in_exact``): q1 (yes, yes, no, yes) recall 3/4, q2 (yes, yes) 1, q3 (yes, no) 1/2 ->
+rewrite_ann_recall: 3 pools, 8 chunks, mean 3/4, min 1/2, share with full recall 1/3. S1 at seed 123
+searched exactly (ann_seed NULL): not in the mart.
 """
 from __future__ import annotations
 
@@ -47,6 +52,9 @@ CELL = ("hand", "hand-embedder", "hand-reranker")
 SEEDS = (42, 123)
 QUERY_TYPES = {"hand/q1": "bridge", "hand/q2": "comparison", "hand/q3": "comparison"}
 RELEVANT = {"hand/q1": "hand/r1", "hand/q2": "hand/r2", "hand/q3": "hand/r3"}
+#: S1 seed 42's HNSW dense pools: (document, in exact search's top P) in dense rank order (module doc)
+S1_HNSW_POOLS = {"q1": [("d01", True), ("d02", True), ("d07", False), ("d03", True)],
+                 "q2": [("r2", True), ("d01", True)], "q3": [("d01", True), ("d09", False)]}
 
 _S1_Q1 = [("d01", .90), ("d02", .80), ("d03", .70), ("d04", .60), ("d05", .55)]
 LISTS: dict[tuple[str, int, str], list[tuple[str, float]]] = {
@@ -82,7 +90,8 @@ def load_hand_case(con) -> None:
     """Append the hand-made cell to the warehouse (documents, queries, qrels, the strategies' texts,
     their MMR lists and the merged runs, lineage-consistent: every list is one original text's)."""
     corpus, embedder, reranker = CELL
-    doc_ids = sorted({f"hand/{d}" for lst in LISTS.values() for d, _ in lst} | set(RELEVANT.values()))
+    doc_ids = sorted({f"hand/{d}" for lst in [*LISTS.values(), *S1_HNSW_POOLS.values()] for d, _ in lst}
+                     | set(RELEVANT.values()))
     runs, texts, text_runs = [], [], []
     for (strategy, seed, q), lst in sorted(LISTS.items()):
         query_id = f"hand/{q}"
@@ -95,7 +104,13 @@ def load_hand_case(con) -> None:
             text_runs.append({"corpus": corpus, "embedder": embedder, "reranker": reranker, "pool": 20,
                               "strategy": strategy, "seed": seed, "query_id": query_id, "variant_idx": 0, "stage": "mmr",
                               "rank": rank, "chunk_id": f"sentence:512/50|hand/{d}|0", "doc_id": f"hand/{d}",
-                              "score": score, "ann_seed": None})
+                              "score": score, "ann_seed": 42 if (strategy, seed) == ("S1", 42) else None})
+        if (strategy, seed) == ("S1", 42):
+            for rank, (d, exact) in enumerate(S1_HNSW_POOLS[q], 1):
+                text_runs.append({"corpus": corpus, "embedder": embedder, "reranker": reranker, "pool": 20,
+                                  "strategy": strategy, "seed": seed, "query_id": query_id, "variant_idx": 0,
+                                  "stage": "dense", "rank": rank, "chunk_id": f"sentence:512/50|hand/{d}|0",
+                                  "doc_id": f"hand/{d}", "score": 1.0 - rank / 10, "ann_seed": 42, "in_exact": exact})
     tables = {
         "documents": _table("documents", [{"doc_id": d, "corpus": corpus, "title": d, "text": f"Doc {d}\n\nhand passage",
                                            "topic_bucket": None, "split": None, "source_file": "hand"} for d in doc_ids]),

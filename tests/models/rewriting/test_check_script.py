@@ -31,10 +31,11 @@ def test_check_prints_the_papers_figures(db):
     assert sorted(set(subsets)) == ["HyDE+Q2D", "S1+HyDE+Q2D", "S1+HyDE+Q2D+S3+S4", "S1+HyDE+S3+S4", "S1+Q2D"]
     assert "seed | S1-pool100 | ok" in text or "seed | S1-pool100 | no_reference_gain" in text
     assert "pooled | S1-ann4 |" in text and "S1+HyDE+S3+S4" in text
-    # the pipeline side's marts are not in this warehouse: said, not raised
-    assert "mart rewrite_ann_recall is not in this warehouse" in text
-    assert "mart rewrite_score_distribution is not in this warehouse" in text
-    assert "rewrite_query_metrics.list_length is not in this warehouse" in text
+    # the pipeline side's marts: the synthetic cells have no HNSW pool; list lengths and score quantiles print
+    block = lines[lines.index("-- HNSW pool recall against exact search") + 1]
+    assert block == "  (no rows)"
+    assert "  strategy | list_length_min | list_length_mean" in text
+    assert "  corpus | embedder | reranker | strategy | scope | seed | source | n_rankings" in text
 
 
 def test_check_on_the_hand_case(db):
@@ -43,3 +44,6 @@ def test_check_on_the_hand_case(db):
     assert f"  S1+HyDE+Q2D | HIT@10 | {want:.4f} | HyDE | 0.6667 | 0.0000" in text
     assert "S1 seed 42 (hand-embedder, reranker hand-reranker, 3 queries): HIT@10 0.3333" in text
     assert "S1 seed 123 (hand-embedder, reranker hand-reranker, 3 queries): HIT@10 0.6667" in text
+    assert "S1 dense search, seed 42: hnsw (8 of 8 MMR rows from an HNSW graph)" in text
+    assert "S1 dense search, seed 123: exact (0 of 9 MMR rows from an HNSW graph)" in text
+    assert "  hand | hand-embedder | hand-reranker | S1 | 42 | 1 | 3 | 8 | 0.7500 | 0.5000 | 0.3333" in text

@@ -155,7 +155,8 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
-    ({"rewriting": {"ann": {"seeds": [1, 1]}}}, "ann_seeds must be distinct"),
+    ({"rewriting": {"ann": {"seeds": [1, 2]}}}, r"rewriting.ann.seeds: the HNSW index seeds follow the run seeds"),
+    ({"rewriting": {"dense": "ivf"}}, r"rewriting.dense: 'ivf' is not one of"),
     ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
@@ -232,6 +233,9 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         args = ["run", "--config", str(config), "--data", str(data), "--warehouse", str(warehouse), "--report", str(report)]
         first = CliRunner().invoke(app, args)
         assert first.exit_code == 0, first.output
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            assert "60 LLM calls (0 cached)" in con.execute("SELECT detail FROM stage_manifest WHERE stage = 'rewrite'"
+                                                            ).fetchone()[0]
         calls = server.n_requests
         rewriting = [b for b in server.bodies if not b["messages"][-1]["content"].startswith("Answer the question")]
         assert len(rewriting) == 4 * 3 * 5  # 4 questions x 3 seeds x 5 LLM strategies
@@ -249,13 +253,24 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         third = CliRunner().invoke(app, args)
         assert third.exit_code == 0, third.output
         assert "> read [" in third.output and server.n_requests == calls  # rerun, and every answer was cached
+        # the run owns its cell: one seed and fewer strategies now -> nothing else in the tables or the marts
+        raw = yaml.safe_load(config.read_text())
+        raw["rewriting"].update({"seeds": [42], "strategies": ["S1", "S2", "Q2D", "S1-ann4"]})
+        config.write_text(yaml.safe_dump(raw))
+        fourth = CliRunner().invoke(app, args)
+        assert fourth.exit_code == 0, fourth.output
+        assert server.n_requests == calls  # every remaining text was cached
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            for table in ("rewrites", "rewrite_text_runs", "rewrite_runs", "rewrite_query_metrics"):
+                assert con.execute(f"SELECT list(DISTINCT seed ORDER BY seed), list(DISTINCT strategy ORDER BY strategy) "
+                                   f"FROM {table}").fetchone() == ([42], ["Q2D", "S1", "S1-ann4", "S2"]), table
+            assert con.execute("SELECT DISTINCT n_seeds FROM rewrite_solo").fetchall() == [(1,)]
+        assert "seeds 42</p>" in report.read_text()
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
         assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting", "read", "dbt:answers", "report"}
-        assert "60 LLM calls (0 cached)" in stages["rewrite"]
-        strategies = {r[0] for r in con.execute("SELECT DISTINCT strategy FROM rewrite_runs").fetchall()}
-        assert strategies == set(RewriteSettings().strategies)
+        assert "4 strategies x 1 seeds over 4 queries: 0 LLM calls (8 cached)" in stages["rewrite"]
         assert con.execute("SELECT count(*) FROM query_answers").fetchone()[0] == 4
         meta = dict(con.execute("SELECT key, value FROM corpus_meta WHERE corpus = 'hotpotqa' "
                                 "AND starts_with(key, 'rewriting')").fetchall())
