@@ -109,6 +109,7 @@ class Pipeline:
         self.outcome = RunOutcome(config, self.warehouse, None)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
+        self._caches: list[Any] = []  # every LLM cache a stage opened: their failed calls (not cached)
         self.fingerprints: dict[tuple[str, str], str] = {}
 
     # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
@@ -144,6 +145,7 @@ class Pipeline:
                                "ran: running it again[/]", soft_wrap=True)
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
+        failed_before = self._llm_failed()
         try:
             detail = work()
         except (PipelineError, KeyboardInterrupt):
@@ -151,7 +153,11 @@ class Pipeline:
         except Exception as exc:  # every stage error becomes one message naming the stage
             raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - started
-        manifest.record(self.con, stage, scope, fp, detail, seconds, manifest.output_digest(self.con, outputs))
+        failed = self._llm_failed() - failed_before
+        if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
+            detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
+        manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
+                        manifest.output_digest(self.con, outputs))
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
         return fp
@@ -261,7 +267,13 @@ class Pipeline:
         config = self._llm_config()
         if self._backend is None and not config.replay_only:
             self._backend = make_backend(config)
-        return open_llm(self.con, self._backend, config)
+        cache = open_llm(self.con, self._backend, config)
+        self._caches.append(cache)
+        return cache
+
+    def _llm_failed(self) -> int:
+        """LLM calls of this run that failed (empty or unusable answers: never cached)."""
+        return sum(c.failed for c in self._caches)
 
     def chunk(self) -> None:
         for corpus in self.config.corpora:
