@@ -289,7 +289,9 @@ def test_http_usage_and_cut_answers_are_stored_and_replayed(con):
     assert out == [Completion("a cut ans", "length", 12, 4), Completion("", "stop", None, None)]
     assert (llm.cut, llm.empty) == (1, 1)
     assert con.execute("SELECT item_id, finish_reason, prompt_tokens, completion_tokens FROM llm_calls ORDER BY 1").fetchall() \
-        == [("a", "length", 12, 4), ("b", "stop", None, None)]
+        == [("a", "length", 12, 4)]  # the empty answer is a failed call, never cached
+    assert con.execute("SELECT item_id, reason, response_text FROM llm_failures").fetchall() == [("b", "empty", "")]
+    assert llm.failed == 1
     replay = LLMCache(con, None, model="test-model", replay_only=True, progress=False)
     assert replay.complete([req("a", "long")]) == [out[0]] and replay.cut == 1
 
