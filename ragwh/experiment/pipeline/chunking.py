@@ -33,6 +33,7 @@ conditions that got no chunks, and contrasts whose arms are missing are listed w
 from __future__ import annotations
 
 import resource
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,6 +272,13 @@ class Pipeline:
         self._caches.append(cache)
         return cache
 
+    def repair_command(self) -> str:
+        """What a failed dbt relationships test tells the user to run: this experiment again, which
+        reloads what changed outside ``ragwh run`` and reruns every stage downstream of it."""
+        return (f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
+                f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
+                "depends on a changed table")
+
     def _llm_failed(self) -> int:
         """LLM calls of this run that failed (empty or unusable answers: never cached)."""
         return sum(c.failed for c in self._caches)
@@ -315,7 +323,7 @@ class Pipeline:
             self.close()
             try:
                 result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}", vars=self.dbt_vars(),
-                                 extra=["--indirect-selection", "cautious"])
+                                 extra=["--indirect-selection", "cautious"], repair=self.repair_command())
             finally:
                 _ = self.con  # reopen
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
