@@ -5,7 +5,8 @@ A config names the corpora and their source files (relative to the data director
 the LLM backend (or none; ``llm.backend: transformers`` with ``model: smollm2-135m-instruct`` runs the
 packaged tiny model offline, see ``experiments/demo-llm.yml``), the conditions and contrasts to run, the retrieval depth ``k``, the
 bootstrap (``B`` replicates, ``seed``) and the pre-registered primary cell. Validation is strict:
-an unknown key or a wrong type raises :class:`ConfigError` naming the file and the dotted key.
+an unknown key, a wrong type (a boolean is not a number), a key or a list entry given twice raises
+:class:`ConfigError` naming the file and the dotted key.
 
 Example (``experiments/cpu.yml``)::
 
