@@ -38,9 +38,8 @@ from typing import Iterator
 
 import duckdb
 
-from ingest.corpora.beir import read_jsonl
-from ingest.corpora.jsonl import json_kind
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.jsonl import iter_jsonl, json_kind
 from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
@@ -70,7 +69,7 @@ def iter_documents(root: Path, built: FlatCorpus) -> Iterator[tuple[str, str, st
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         if path.name == "corpus.jsonl":
-            for number, rec in read_jsonl(path, ("_id", "text")):
+            for number, rec in iter_jsonl(path, ("_id", "text")):
                 yield rec["_id"], str(rec.get("title") or "").strip(), rec["text"].strip(), f"{path}:{number}"
             continue
         m = _EXPORT_NAME.match(path.name)
@@ -123,7 +122,7 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
         built.count("erb_documents", "kept")
 
     seen: set[str] = set()
-    for number, rec in read_jsonl(questions, ("question_id", "question", "question_type")):
+    for number, rec in iter_jsonl(questions, ("question_id", "question", "question_type")):
         qid = rec["question_id"]
         expected = rec.get("expected_doc_ids")
         if not isinstance(expected, list) or not all(isinstance(d, str) for d in expected):
