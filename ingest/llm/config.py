@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ingest.yamlfile import load_yaml
+from ingest.llm.yamlfile import load_yaml
 
 BACKENDS = ("openai", "vllm", "transformers")
 #: default answer-length caps (model tokens) of the LLM stages

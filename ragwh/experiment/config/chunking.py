@@ -54,7 +54,7 @@ from typing import Any
 
 import yaml
 
-from ingest.yamlfile import load_yaml
+from ingest.llm.yamlfile import load_yaml
 
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from warehouse.paths import PROJECT_ROOT

@@ -63,7 +63,7 @@ from typing import Any
 
 import yaml
 
-from ingest.yamlfile import load_yaml
+from ingest.llm.yamlfile import load_yaml
 
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
