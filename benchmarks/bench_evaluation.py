@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_evaluation.py [--workdir /tmp/bench_eval] [--boot 10000]
 
-1. Loads a synthetic warehouse (benchmarks/synthetic_evaluation.py): 4,303 queries over 1,585
+1. Loads a synthetic warehouse (tests/fixtures/synthetic_evaluation.py): 4,303 queries over 1,585
    documents, 12 conditions, 2 embedders x 2 reranker settings, top 50, 1-6 gold spans per query.
 2. Builds the upstream models (seeds, staging, int_condition_texts), untimed.
 3. Times ``dbt build --select tag:evaluation`` (relevance, every metric, every contrast in every cell
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # dbt_timing; tests.fixtures
 from dbt_timing import dbt, timed_build  # noqa: E402
-from synthetic_evaluation import Scale, load_synthetic  # noqa: E402
+from tests.fixtures.synthetic_evaluation import Scale, load_synthetic  # noqa: E402
 
 from udfs.metrics.binary import ndcg_binary  # noqa: E402
 from warehouse.db import connect  # noqa: E402

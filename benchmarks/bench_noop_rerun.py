@@ -1,5 +1,5 @@
 """No-op rerun of ``ragwh run`` on an already built warehouse: wall time of the whole command, and
-the part of it spent verifying stage outputs (issue 14: a stage is skipped only while its output
+the part of it spent verifying stage outputs (a stage is skipped only while its output
 rows digest to what it left).
 
     python benchmarks/bench_noop_rerun.py --warehouse FILE [--config CFG] [--data DIR] [--report HTML] [--repeat 3]

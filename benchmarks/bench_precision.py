@@ -1,4 +1,4 @@
-"""fp32 vs bf16 embedding throughput on the same passages, in one process (issue 13).
+"""fp32 vs bf16 embedding throughput on the same passages, in one process.
 
 Passages: the first ``--n`` abstracts of ``../shared/data/beir_scifact/corpus.jsonl``, encoded by the
 embedder loaded twice through :meth:`ingest.retrieval.embedders.EmbedderSpec.load`: once fp32, once
@@ -7,7 +7,7 @@ into ``--rounds`` slices; each slice is encoded by both models back to back, alt
 first, so load from other jobs on the machine falls on both sides alike. Both sides use the embed
 job's batch size and sort the slice longest first as the job does.
 
-Reported: seconds and passages/s per side, the speed ratio bf16/fp32 (issue 13 expects >= 1.8 where
+Reported: seconds and passages/s per side, the speed ratio bf16/fp32 (the target is >= 1.8 where
 the CPU has AMX / AVX512-BF16), and the cosine between each passage's bf16 and fp32 vectors (min,
 mean): the two are different vectors of the same embedding, hence different warehouse rows.
 

@@ -2,7 +2,7 @@
 
     taskset -c 0,1 .venv/bin/python benchmarks/bench_rewriting.py [--workdir /tmp/bench_rewriting] [--boot 2000]
 
-1. Loads a synthetic warehouse (benchmarks/synthetic_rewriting.py): 3 datasets of 5,000 / 2,002 / 470
+1. Loads a synthetic warehouse (tests/fixtures/synthetic_rewriting.py): 3 datasets of 5,000 / 2,002 / 470
    queries, 6 solo strategies + 2 budget controls x 3 seeds, top-20 lists (3.6M run rows), the
    strategies' texts and LLM calls with token counts, gold and reader answers.
 2. Times ``dbt build --select +tag:rewriting --indirect-selection cautious`` in a child process:
@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # dbt_timing; tests.fixtures
 from dbt_timing import TWO_THREADS, dbt, timed_build
-from synthetic_rewriting import Scale, load_synthetic
+from tests.fixtures.synthetic_rewriting import Scale, load_synthetic
 
 from warehouse.db import connect
 

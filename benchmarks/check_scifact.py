@@ -9,7 +9,7 @@ prefix), so a run's chunk maps to its ``doc_id``; qrels are the corpus's ``qrels
 ``--embedder`` may be repeated, e.g. once per precision (``all-MiniLM-L6-v2`` and
 ``all-MiniLM-L6-v2@bf16``: ``ragwh embed --precision fp32`` / ``--precision bf16`` and the matching
 ``ragwh retrieve``): each run is scored and the largest difference to the first is printed
-(issue 13: bf16 and fp32 must agree within 0.002).
+(bf16 and fp32 must agree within 0.002).
 
     .venv/bin/python benchmarks/check_scifact.py --warehouse /tmp/x.duckdb
 """

@@ -1,4 +1,4 @@
-"""The chunking study's figures from a finished warehouse, as Markdown for benchmarks/README.md (issue 13).
+"""The chunking study's figures from a finished warehouse, as Markdown for benchmarks/README.md.
 
 Reads the marts of one cell (corpus, embedder, reranker; default: the corpus's only first-stage
 embedder, reranker none) and prints: per-condition means of every metric (rows in the conditions

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
+from typing import Optional
 
 import typer
 from typer.core import TyperGroup
@@ -31,6 +34,22 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
+
+
+
+@app.callback()
+def _options(
+    workdir: Optional[Path] = typer.Option(
+        None, "--workdir", file_okay=False,
+        help="directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
+             "(default $RAGWH_WORKDIR, else the current directory)"),
+) -> None:
+    """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""
+    from warehouse.paths import WORKDIR_ENV
+
+    if workdir is not None:
+        os.environ[WORKDIR_ENV] = str(workdir.expanduser().resolve())
+
 
 # One module per area; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [

@@ -98,7 +98,7 @@ def test_condition_texts_are_exact(warehouse_file, work, at_root):
                                                           False)
             if row["chunking"] != "structural":
                 continue
-            # issue 13, one corpus per run: a document of a corpus holding the chunkset that lacks it is
+            # one corpus per run: a document of a corpus holding the chunkset that lacks it is
             # indexed with its fixed windows, without prefix
             having = {d for cs, d, *_ in chunks.values() if cs == chunkset}
             corpora = {d.split("/")[0] for d in having}
@@ -118,7 +118,7 @@ def test_condition_texts_are_exact(warehouse_file, work, at_root):
     per_condition = {}
     for condition, chunk_id in got:
         per_condition.setdefault(condition, set()).add(chunks[chunk_id][1])
-    # issue 13 changed this: the A-family holds every document of the corpus with induced structure (demo/b
+    # the A-family holds every document of the corpus with induced structure (demo/b
     # without it through its fixed windows), not only demo/a; A1 only where contexts exist; gold for all
     assert per_condition["A2"] == per_condition["A3"] == per_condition["P"] == {"demo/a", "demo/b"}
     assert {c for (c, k), v in got.items() if v[-1] and chunks[k][1] == "demo/b"} == {

@@ -188,7 +188,7 @@ UDFS: dict[str, tuple[Callable, list, object]] = {
     "holm_adjust": (_holm, [_DOUBLES], _DOUBLES),
     "cohens_dz": (_cohens_dz, [_DOUBLES], DOUBLE),
     "mde": (_mde, [DOUBLE], DOUBLE),
-    # query-rewriting study (issue 12)
+    # query-rewriting study (arXiv 2609.05637)
     "paired_bootstrap": (_paired_bootstrap, [_DOUBLES, BIGINT, BIGINT], _BOOTSTRAP),
     "squad_score": (_squad_score, [VARCHAR, duckdb.list_type(VARCHAR)], duckdb.struct_type({"em": DOUBLE, "f1": DOUBLE})),
     "squad_normalize": (_squad_normalize, [VARCHAR], VARCHAR),

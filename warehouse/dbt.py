@@ -1,6 +1,8 @@
 """Run dbt from Python (``dbtRunner``) against the project and one warehouse file.
 
-The project and profiles directories are both the project root; ``RAGWH_WAREHOUSE`` is set to the
+The project and profiles directories are both the dbt project (``warehouse.paths.PROJECT_ROOT``: the
+checkout, or the copy an installed wheel ships); dbt's ``target/`` and ``logs/`` go under the working
+directory (``warehouse.paths.workdir``), never into the project. ``RAGWH_WAREHOUSE`` is set to the
 absolute warehouse path for the duration of the call (``profiles.yml`` reads it), so dbt and the
 ``ragwh`` CLI always work on the same file. The caller must not hold an open DuckDB connection to
 that file while dbt runs (close it first): dbt opens its own, and it is closed again afterwards.
@@ -17,7 +19,7 @@ from typing import Any, Iterator
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from warehouse.paths import PROJECT_ROOT, WAREHOUSE_ENV
+from warehouse.paths import PROJECT_ROOT, WAREHOUSE_ENV, workdir
 
 #: Node statuses that mean "this node did not do what it should".
 _BAD = {"error", "fail", "runtime error"}
@@ -106,14 +108,20 @@ def _ref_name(to: Any) -> str:
 
 
 def dbt_args(command: str, select: str | None, vars: dict[str, Any] | None, extra: list[str] | None = None) -> list[str]:
-    """The argument list passed to ``dbtRunner().invoke`` (also what a user would type after ``dbt``)."""
+    """The argument list passed to ``dbtRunner().invoke`` (also what a user would type after ``dbt``):
+    dbt's target and log directories are ``target/`` and ``logs/`` under the working directory unless
+    ``extra`` names its own."""
+    extra = list(extra or [])
     args = [command]
     if select:
         args += ["--select", select]
     args += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+    for flag, folder in (("--target-path", "target"), ("--log-path", "logs")):
+        if flag not in extra:
+            args += [flag, str(workdir() / folder)]
     if vars:
         args += ["--vars", json.dumps(vars, sort_keys=True)]
-    return args + list(extra or [])
+    return args + extra
 
 
 def run_dbt(
@@ -178,7 +186,8 @@ def run_dbt(
         )
         if result.exception is not None:
             raise DbtError(f"dbt {command} failed: {type(result.exception).__name__}: {result.exception}\n{hint}")
-        detail = "\n".join(failures[:20]) if failures else "  (no node reported a failure; see logs/dbt.log)"
+        log = args[args.index("--log-path") + 1] if "--log-path" in args else "logs"
+        detail = "\n".join(failures[:20]) if failures else f"  (no node reported a failure; see {log}/dbt.log)"
         if orphans:
             detail += "\n" + orphan_rows(path, orphans) + f"\n  repair: {repair or REPAIR}"
         more = f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else ""

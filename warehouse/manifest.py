@@ -20,11 +20,13 @@ from pathlib import Path
 import duckdb
 
 from warehouse.db import transaction
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import CODE_ROOT, PROJECT_ROOT
 
-#: What a dbt build depends on besides the warehouse: every project file dbt reads.
+#: What a dbt build depends on besides the warehouse: every project file dbt reads (under the dbt project)
+#: and the kernels its profile registers (under the code root; the same directory in a checkout).
 DBT_PROJECT_GLOBS = ("models/**/*", "seeds/**/*", "macros/**/*", "tests/dbt/**/*", "analyses/**/*",
-                     "udfs/**/*.py", "dbt_project.yml", "profiles.yml")
+                     "dbt_project.yml", "profiles.yml")
+DBT_CODE_GLOBS = ("udfs/**/*.py",)
 
 
 def sha256_parts(parts: list[str]) -> str:
@@ -41,13 +43,23 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def project_digest(root: Path = PROJECT_ROOT, globs: tuple[str, ...] = DBT_PROJECT_GLOBS,
+def _matching(root: Path, globs: tuple[str, ...], exclude: tuple[str, ...]) -> dict[Path, Path]:
+    """Relative path -> file for every file under ``root`` the ``globs`` match, less ``exclude``."""
+    return {p.relative_to(root): p for g in globs for p in root.glob(g)
+            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(root)) not in exclude}
+
+
+def project_digest(root: Path | None = None, globs: tuple[str, ...] = DBT_PROJECT_GLOBS,
                    exclude: tuple[str, ...] = ()) -> str:
-    """Digest over the relative path and bytes of every file the ``globs`` match (default: the dbt
-    project's), sorted, leaving out the relative paths in ``exclude``."""
-    files = sorted({p for g in globs for p in root.glob(g) if p.is_file() and "__pycache__" not in p.parts
-                    and str(p.relative_to(root)) not in exclude})
-    return sha256_parts([f"{p.relative_to(root)}={file_digest(p)}" for p in files])
+    """Digest over the relative path and bytes of every file the ``globs`` match under ``root``, sorted
+    by relative path, leaving out the relative paths in ``exclude``. With no ``root``: the dbt build's
+    files (:data:`DBT_PROJECT_GLOBS` under the dbt project, :data:`DBT_CODE_GLOBS` under the code root),
+    so a checkout and an installed wheel of the same code digest alike."""
+    if root is None:
+        files = {**_matching(CODE_ROOT, DBT_CODE_GLOBS, exclude), **_matching(PROJECT_ROOT, globs, exclude)}
+    else:
+        files = _matching(root, globs, exclude)
+    return sha256_parts([f"{rel}={file_digest(files[rel])}" for rel in sorted(files)])
 
 
 def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE", params: list | None = None,

@@ -1,18 +1,59 @@
-"""Where things live: the warehouse file, the project root, the data directory.
+"""Where things live: the code, the dbt project, the outputs, the warehouse file, the data directory.
+
+- :data:`CODE_ROOT`: the directory that holds the Python packages (``ingest/``, ``udfs/``, ``warehouse/``,
+  ``ragwh/``): the checkout, or ``site-packages`` of an installed wheel.
+- :data:`PROJECT_ROOT`: the dbt project (``dbt_project.yml``, ``profiles.yml``, ``models/``, ``seeds/``,
+  ``macros/``, ``analyses/``, ``tests/dbt/``) and the bundled ``experiments/``: the checkout's top level,
+  or, in an installed wheel, the copy of those files the wheel ships as ``ragwarehouse/`` beside the
+  packages (read-only: nothing is ever written there).
+- :func:`workdir`: where every output goes (the warehouse file, ``reports/``, ``exports/``, dbt's
+  ``target/`` and ``logs/``): ``ragwh --workdir DIR`` / ``$RAGWH_WORKDIR``, else the current directory.
 
 Resolution order for the warehouse file: ``--warehouse FILE`` (passed in), else the
-``RAGWH_WAREHOUSE`` environment variable, else ``warehouse/ragwh.duckdb`` under the project
-root. ``profiles.yml`` reads the same variable, so ``dbt build`` and the CLI share one file.
+``RAGWH_WAREHOUSE`` environment variable, else ``warehouse/ragwh.duckdb`` under the working
+directory. ``profiles.yml`` reads the same variable (and the same default, relative to where dbt
+runs), so ``dbt build`` and the CLI share one file.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "ragwh.duckdb"
+CODE_ROOT = Path(__file__).resolve().parent.parent
+#: The name of the dbt project's copy inside an installed wheel (the dbt project is named so too).
+PACKAGED_PROJECT = "ragwarehouse"
 WAREHOUSE_ENV = "RAGWH_WAREHOUSE"
 DATA_ENV = "RAGWH_DATA"
+WORKDIR_ENV = "RAGWH_WORKDIR"
+
+
+def find_project_root(code_root: Path = CODE_ROOT) -> Path:
+    """The checkout when the packages run from one (``dbt_project.yml`` beside them), else the copy an
+    installed wheel ships beside them; an error that says how to repair the install when neither exists."""
+    for candidate in (code_root, code_root / PACKAGED_PROJECT):
+        if (candidate / "dbt_project.yml").is_file():
+            return candidate
+    raise RuntimeError(f"no dbt project found in {code_root} or {code_root / PACKAGED_PROJECT}: "
+                       "reinstall the package (pip install ragwarehouse) or run from a checkout")
+
+
+PROJECT_ROOT = find_project_root()
+
+
+def workdir(explicit: str | os.PathLike | None = None) -> Path:
+    """Where outputs go: explicit argument, else $RAGWH_WORKDIR, else the current directory."""
+    value = explicit or os.environ.get(WORKDIR_ENV)
+    return Path(value).expanduser().resolve() if value else Path.cwd()
+
+
+def default_warehouse() -> Path:
+    """``warehouse/ragwh.duckdb`` under the working directory."""
+    return workdir() / "warehouse" / "ragwh.duckdb"
+
+
+def reports_dir() -> Path:
+    """``reports/`` under the working directory (``ragwh run`` and ``ragwh report`` write there)."""
+    return workdir() / "reports"
 
 
 def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
@@ -22,7 +63,7 @@ def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
     env = os.environ.get(WAREHOUSE_ENV)
     if env:
         return Path(env).expanduser().resolve()
-    return DEFAULT_WAREHOUSE
+    return default_warehouse()
 
 
 def data_dir(explicit: str | os.PathLike | None = None) -> Path | None:

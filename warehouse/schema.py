@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 TABLES: dict[str, str] = {
-    # --- corpora (issue 2) -------------------------------------------------------------
+    # --- corpora -------------------------------------------------------------------------
     "documents": """
         doc_id VARCHAR NOT NULL,        -- '<corpus>/<source id>', globally unique
         corpus VARCHAR NOT NULL,
@@ -72,7 +72,7 @@ TABLES: dict[str, str] = {
         corpus VARCHAR NOT NULL,
         key VARCHAR NOT NULL,           -- e.g. 'sampling_seed', 'bucket_cap', 'bucket_size:biography'
         value VARCHAR NOT NULL""",
-    # --- chunking and prefixes (issue 2) --------------------------------------------------
+    # --- chunking and prefixes --------------------------------------------------------------
     "chunks": """
         chunkset VARCHAR NOT NULL,      -- 'fixed' | 'structural:<structure>' | 'doc' | 'sentence:<tokens>/<overlap>' (overlapping)
         chunk_id VARCHAR NOT NULL,      -- '<chunkset>|<doc_id>|<chunk_idx>'
@@ -105,7 +105,7 @@ TABLES: dict[str, str] = {
         placebo_path VARCHAR NOT NULL,
         same_document BOOLEAN NOT NULL, -- residual same-document assignment
         seed BIGINT NOT NULL""",
-    # --- LLM stages (issue 5) -----------------------------------------------------------------
+    # --- LLM stages -----------------------------------------------------------------------------
     "llm_calls": """
         cache_key VARCHAR NOT NULL,     -- sha256 of (model, messages, sampling params, seed, prompt version)
         model VARCHAR NOT NULL,
@@ -138,7 +138,7 @@ TABLES: dict[str, str] = {
         outcome VARCHAR,                -- induced:llm: legal_as_returned | legal_after_correction | repaired | failed
         structured BOOLEAN,             -- induced:llm: every request carried its JSON schema (structured output)
         schema_valid BOOLEAN            -- induced:llm: the first answer satisfies the schema (checked in both modes)""",
-    # --- embeddings and runs (issue 3) ------------------------------------------------------
+    # --- embeddings and runs ------------------------------------------------------------------
     "embeddings": """
         embedder VARCHAR NOT NULL,
         text_hash VARCHAR NOT NULL,     -- sha256 of the exact text embedded (query instruction excluded)
@@ -172,13 +172,13 @@ TABLES: dict[str, str] = {
                                         -- (NULL: a run written before systems were recorded, dense)
         system_params VARCHAR           -- JSON: dense model, precision, instruction; BM25 k1, b, method, tokenizer,
                                         -- stopwords, stemmer, versions; an imported run's file, sha256, lines, order""",
-    # --- embedding windows (issue 13) ------------------------------------------------------------
+    # --- embedding windows -------------------------------------------------------------------------
     "text_tokens": """
         embedder VARCHAR NOT NULL,      -- as in embeddings (model name + precision suffix)
         text_hash VARCHAR NOT NULL,     -- a passage key of embeddings (int_condition_texts.text_hash)
         n_tokens INTEGER NOT NULL,      -- tokens of the encoded input (passage instruction + text), no special tokens
         max_tokens INTEGER NOT NULL     -- tokens of it the model reads: max_seq_length - its special tokens""",
-    # --- query-rewriting study (issues 11, 12) --------------------------------------------------
+    # --- query-rewriting study (arXiv 2609.05637) --------------------------------------------------
     "query_answers": """
         query_id VARCHAR NOT NULL,
         answer_idx INTEGER NOT NULL,    -- 0-based; several rows = accepted aliases of the gold answer
@@ -233,7 +233,7 @@ TABLES: dict[str, str] = {
         top_k INTEGER NOT NULL,         -- passages the reader saw
         answer VARCHAR NOT NULL,        -- the reader's answer text
         llm_call_key VARCHAR NOT NULL""",
-    # --- orchestration (issue 6) ------------------------------------------------------------------
+    # --- orchestration ------------------------------------------------------------------------------
     "stage_manifest": """
         stage VARCHAR NOT NULL,         -- 'ingest' | 'induce' | 'chunk' | 'dbt:conditions' | 'embed' | ...
         scope VARCHAR NOT NULL,         -- what the stage ran over, e.g. the corpus or '<corpus>|<embedder>'
@@ -241,7 +241,7 @@ TABLES: dict[str, str] = {
         detail VARCHAR NOT NULL,        -- one-line summary of what the stage did
         seconds DOUBLE NOT NULL,        -- wall time of the last completed run of the stage
         finished_at TIMESTAMP NOT NULL,
-        output_digest VARCHAR           -- digest of the stage's output rows when it finished (issue 14);
+        output_digest VARCHAR           -- digest of the stage's output rows when it finished;
                                         -- a stage is skipped only while they still match (NULL: rerun)""",
 }
 

@@ -80,7 +80,7 @@ def pick_device(requested: str) -> str:
 
 def pick_dtype(requested: str, device: str):
     """The ``auto`` dtype per device. CPU: float32, not bfloat16: measured on an AMX/AVX512-BF16 Xeon
-    (benchmarks/README.md, issue 10), bf16 is 2-4x faster but its temperature-0 text differs from
+    (benchmarks/README.md), bf16 is 2-4x faster but its temperature-0 text differs from
     float32's and even depends on which requests share a batch, which breaks reproducibility."""
     import torch
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragwh.experiment.config.chunking import ConfigError, load_config
+from warehouse.paths import reports_dir, workdir
 
 export_app = typer.Typer(help="Export runs for other tools.", no_args_is_help=True)
 
@@ -23,7 +24,7 @@ def report_command(
 ) -> None:
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
-    from ragwh.experiment.pipeline.chunking import REPORTS_DIR, Pipeline
+    from ragwh.experiment.pipeline.chunking import Pipeline
     from ragwh.experiment.report import write_report
 
     console = Console()
@@ -37,7 +38,7 @@ def report_command(
     pipeline.not_run_reasons(runnable, skipped)
     con = connect(pipeline.warehouse, read_only=True)
     try:
-        path = write_report(con, cfg, out or REPORTS_DIR / f"{cfg.name}.html", not_run=pipeline.outcome.not_run,
+        path = write_report(con, cfg, out or reports_dir() / f"{cfg.name}.html", not_run=pipeline.outcome.not_run,
                             figures=figures)
     finally:
         con.close()
@@ -51,7 +52,7 @@ def export_trec_command(
     reranker: str = typer.Option("none", "--reranker", help="reranker name as stored in runs; 'none' = first stage"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus (needed if several)"),
     level: str = typer.Option("chunk", "--level", help="chunk (docno = chunk_id) or document (docno = doc_id)"),
-    out: Path = typer.Option(Path("exports"), "--out", help="directory for the .run and .qrels files"),
+    out: Optional[Path] = typer.Option(None, "--out", help="directory for the .run and .qrels files (default exports/)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Write a TREC run file and the matching qrels (score them with ranx or trec_eval)."""
@@ -61,7 +62,7 @@ def export_trec_command(
     console = Console()
     con = connect(warehouse, read_only=True)
     try:
-        result = export_trec(con, condition, out, corpus=corpus, embedder=embedder, reranker=reranker, level=level)
+        result = export_trec(con, condition, out or workdir() / "exports", corpus=corpus, embedder=embedder, reranker=reranker, level=level)
     except ExportError as exc:
         console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1)
@@ -102,7 +103,7 @@ def export_corpus_command(
 @export_app.command("tables")
 def export_tables_command(
     fmt: list[str] = typer.Option(["latex", "csv", "markdown"], "--format", help="latex | csv | markdown (repeatable)"),
-    out: Path = typer.Option(Path("exports/tables"), "--out", help="directory for the table files"),
+    out: Optional[Path] = typer.Option(None, "--out", help="directory for the table files (default exports/tables/)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="also write every report figure there as SVG and PDF"),
     config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
@@ -126,7 +127,7 @@ def export_tables_command(
         not_run = pipeline.outcome.not_run
     con = connect(warehouse, read_only=True)
     try:
-        result = export_tables(con, cfg, out, formats=fmt, figures=figures, not_run=not_run)
+        result = export_tables(con, cfg, out or workdir() / "exports" / "tables", formats=fmt, figures=figures, not_run=not_run)
     except ValueError as exc:
         console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)

@@ -211,7 +211,7 @@ def _keep_verified(target: Path, release: Release, sha: str, expected: str | Non
         _write_recorded(folder, recorded)
 
 
-# --- HotpotQA train (issue 11: the query-rewriting study's first 5,000 train questions) ----------------
+# --- HotpotQA train (the query-rewriting study's first 5,000 train questions) -------------------------
 HOTPOTQA_BASE_URL = "http://curtis.ml.cmu.edu/datasets/hotpot"
 HOTPOTQA_URL_ENV = "RAGWH_HOTPOTQA_URL"
 HOTPOTQA_TRAIN = "hotpot_train_v1.1.json"

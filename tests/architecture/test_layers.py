@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import CODE_ROOT
 
 FORBIDDEN = ("ragwh",)
 LOWER_LAYERS = ("ingest", "udfs")
@@ -44,15 +44,15 @@ def violations(root: Path, packages: tuple[str, ...] = LOWER_LAYERS) -> list[str
 
 
 def test_stages_and_kernels_never_import_the_experiment_layer():
-    assert violations(PROJECT_ROOT) == []
+    assert violations(CODE_ROOT) == []
 
 
 def test_storage_imports_no_stage_and_no_experiment_module():
     """Everything under ``warehouse/`` is storage: it may import udfs (the plugin), nothing above."""
-    for path in sorted((PROJECT_ROOT / "warehouse").rglob("*.py")):
+    for path in sorted((CODE_ROOT / "warehouse").rglob("*.py")):
         bad = sorted(m for m in imported_modules(path.read_text(encoding="utf-8"))
                      if _forbidden(m) or m == "ingest" or m.startswith("ingest."))
-        assert bad == [], f"{path.relative_to(PROJECT_ROOT)} imports {bad}"
+        assert bad == [], f"{path.relative_to(CODE_ROOT)} imports {bad}"
 
 
 def test_the_check_catches_each_form_of_import(tmp_path):
@@ -72,5 +72,5 @@ def test_the_check_catches_each_form_of_import(tmp_path):
 
 
 def test_no_loose_modules_at_the_top_of_ingest():
-    loose = sorted(p.name for p in (PROJECT_ROOT / "ingest").glob("*.py"))
+    loose = sorted(p.name for p in (CODE_ROOT / "ingest").glob("*.py"))
     assert loose == ["__init__.py", "errors.py"]

@@ -1,6 +1,6 @@
 -- Fails (returns rows) when a merged rewrite_runs row cannot be traced to its text: the
 -- (query, strategy, seed, variant_idx) that gave the document its score must be a kept rewrites row,
--- and that text's MMR list must hold the document with exactly that score (issue 11: lineage; S1-ann4
+-- and that text's MMR list must hold the document with exactly that score (lineage; S1-ann4
 -- searches its text in four HNSW graphs: the best of its lists must hold it at that score).
 {{ config(tags=['rewriting']) }}
 select r.*, w.kept, t.score as mmr_score

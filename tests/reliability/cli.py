@@ -9,9 +9,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragwh.cli import app
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import CODE_ROOT
 
-DEMO_FILE = PROJECT_ROOT / "ragwh" / "experiment" / "demo" / "demo.v0.3-format.json"
+DEMO_FILE = CODE_ROOT / "ragwh" / "experiment" / "demo" / "demo.v0.3-format.json"
 HOLDER = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()"
 
 
@@ -29,7 +29,7 @@ def one_line(result) -> str:
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a ``ragwh`` subprocess: this checkout first on the path, offline."""
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+    env = {**os.environ, "PYTHONPATH": str(CODE_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "COLUMNS": "160"}
     env.pop("RAGWH_WAREHOUSE", None)
     return {**env, **extra}

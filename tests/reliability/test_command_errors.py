@@ -1,4 +1,4 @@
-"""Issue 14, defect 4: commands run too early say what to run first, in one line and with exit
+"""Commands run too early say what to run first, in one line and with exit
 status 1 (``retrieve`` / ``rerank`` printed the EmbedError as a traceback; ``chunk`` on an empty
 warehouse exited 0 with no next step). Also: every module imports on its own (``generate-queries``
 crashed with a circular ImportError)."""
@@ -13,7 +13,7 @@ import pytest
 
 from tests.reliability.cli import one_line, ragwh
 from warehouse.db import connect
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import CODE_ROOT
 
 
 @pytest.fixture()
@@ -62,9 +62,9 @@ def test_every_module_imports_first():
     """Each module imported into an interpreter that has none of the project's modules loaded yet
     (a circular import only shows when its module is the first one imported), in a subprocess so
     this test's module reloading cannot leak into other tests."""
-    modules = sorted(".".join(p.relative_to(PROJECT_ROOT).with_suffix("").parts).removesuffix(".__init__")
-                     for package in ("ingest", "warehouse", "udfs") for p in (PROJECT_ROOT / package).rglob("*.py"))
+    modules = sorted(".".join(p.relative_to(CODE_ROOT).with_suffix("").parts).removesuffix(".__init__")
+                     for package in ("ingest", "warehouse", "udfs") for p in (CODE_ROOT / package).rglob("*.py"))
     done = subprocess.run([sys.executable, "-c", IMPORT_EACH_FIRST, *modules], capture_output=True, text=True,
-                          cwd=PROJECT_ROOT, env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, timeout=600)
+                          cwd=CODE_ROOT, env={**os.environ, "PYTHONPATH": str(CODE_ROOT)}, timeout=600)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}

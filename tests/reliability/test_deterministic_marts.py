@@ -1,4 +1,4 @@
-"""Defect 7 of issue 14: ``condition_means`` and ``metric_cuts`` are bit-identical whatever order
+"""``condition_means`` and ``metric_cuts`` are bit-identical whatever order
 ``query_metrics`` holds its rows in (two builds used to differ by ~1e-16 because float sums depend
 on the order rows reach the aggregate)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """kill -9 in the middle of an ingest and of the embedding job, then a rerun: the warehouse equals
 the one an uninterrupted run built (every table, EXCEPT ALL both ways; see :mod:`.compare`), and
-what was committed before the kill is kept (issue 14, defect 9: embeddings commit every 256 texts
+what was committed before the kill is kept (embeddings commit every 256 texts
 or 30 s -- here every 64, so that the demo's 150 texts commit three times)."""
 from __future__ import annotations
 

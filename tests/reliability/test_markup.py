@@ -1,4 +1,4 @@
-"""Issue 14, defect 8: names in console output are printed as they are, never read as Rich markup
+"""Names in console output are printed as they are, never read as Rich markup
 ("stage ingest [qasper] failed" used to print as "stage ingest  failed")."""
 from __future__ import annotations
 

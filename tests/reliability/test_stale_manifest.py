@@ -1,4 +1,4 @@
-"""Issue 14, defect 2: ``ragwh run`` skips a stage only when its output in the warehouse is what the
+"""``ragwh run`` skips a stage only when its output in the warehouse is what the
 stage left there; a file loaded by hand between two runs cannot make a run use data its config does
 not name. Also: a no-op rerun still skips everything, quickly."""
 from __future__ import annotations

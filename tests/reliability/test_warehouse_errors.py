@@ -1,4 +1,4 @@
-"""Issue 14, defects 3 and 4: a warehouse that cannot be opened (another writer holds it; it is a
+"""A warehouse that cannot be opened (another writer holds it; it is a
 directory, an empty file, not DuckDB, or missing) gives every command one line naming the file and
 what to do; no failing command creates the warehouse file."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, defect 1: a load that would leave a corpus without documents is refused before it
+"""A load that would leave a corpus without documents is refused before it
 writes (exit 1, one line naming the file and why every record was dropped, every table unchanged);
 a reload that removes documents takes the runs that ranked their chunks with them."""
 from __future__ import annotations

@@ -2,7 +2,6 @@
 checked against the Python kernels computed straight from the loaded tables."""
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 
 import numpy as np
@@ -19,10 +18,8 @@ from udfs.multiple import holm
 from ingest.retrieval.imported import import_run
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
-from warehouse.paths import PROJECT_ROOT
 
-sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-from synthetic_evaluation import CONDITIONS, Scale, load_synthetic  # noqa: E402
+from tests.fixtures.synthetic_evaluation import CONDITIONS, Scale, load_synthetic
 
 B = 400
 SEED = 11

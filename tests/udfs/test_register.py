@@ -52,7 +52,7 @@ def test_span_metrics_udfs_match_kernels_across_batches(db):
 def test_statistics_udfs_match_kernels(db):
     res = db.execute("select unnest(cluster_bootstrap([0.1, -0.2, 0.3, 0.05], ['a', 'b', 'b', 'c'], 500, 3))").fetchone()
     ref = cluster_bootstrap([0.1, -0.2, 0.3, 0.05], ["a", "b", "b", "c"], 500, 3)
-    # issue 13 added n_far (replicates on the far side of zero) to the struct
+    # n_far (replicates on the far side of zero) to the struct
     assert res == (ref.estimate, ref.ci_low, ref.ci_high, ref.p_value, ref.se, 4, 3, ref.n_far)
     got = db.execute("select holm_adjust([0.01, 0.04, 0.03, 0.5])").fetchone()[0]
     np.testing.assert_allclose(got, holm([0.01, 0.04, 0.03, 0.5]))

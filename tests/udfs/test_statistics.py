@@ -46,7 +46,7 @@ def test_bootstrap_matches_plain_loop_with_same_seed():
     assert res.p_value == p and res.estimate == pytest.approx(v.mean())
     assert res.se == pytest.approx(np.std(ref, ddof=1), abs=1e-13)
     assert (res.n, res.n_clusters) == (len(v), 40)
-    # issue 13: the replicates on the far side of zero, from which p = min(1, 2 n_far / B)
+    # the replicates on the far side of zero, from which p = min(1, 2 n_far / B)
     assert res.n_far == min(int((ref <= 0).sum()), int((ref >= 0).sum())) and res.p_value == min(1.0, 2 * res.n_far / 2500)
 
 

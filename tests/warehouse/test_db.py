@@ -1,5 +1,5 @@
-"""Opening the warehouse: every way it can fail is one line naming the file and what to do
-(issue 14, defect 3), and a command that may not create the warehouse never does."""
+"""Opening the warehouse: every way it can fail is one line naming the file and what to do,
+and a command that may not create the warehouse never does."""
 from __future__ import annotations
 
 import subprocess

@@ -76,7 +76,7 @@ def test_not_run_reasons_cover_a1_and_its_contrast(warehouse_file):
 
 
 def test_stage_reruns_when_its_output_changed_in_the_warehouse(warehouse_file):
-    """Issue 14, defect 2: equal input fingerprints used to skip a stage whatever had happened to
+    """Equal input fingerprints used to skip a stage whatever had happened to
     its output since (a corpus wiped or replaced by hand); now the output digest must match too."""
     from ragwh.experiment.pipeline.outputs import Output
 

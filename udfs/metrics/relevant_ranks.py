@@ -19,8 +19,6 @@ import numpy as np
 
 from udfs.metrics._coverage import discounts
 
-METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
-
 
 def metrics_from_ranks(ranks: np.ndarray, row: np.ndarray, n_relevant: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
     """(T, M) ranks of relevant documents (+inf = not retrieved), ``row`` (T,) the ranking each belongs

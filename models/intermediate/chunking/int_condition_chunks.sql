@@ -7,7 +7,7 @@
 --             title || ' ', so a document is embedded as title, a space, its text).
 -- A chunk whose condition needs a prefix that is not loaded yet (e.g. A1 before the LLM stage) is
 -- absent: nothing is faked. Until induced structure is loaded, the A-family and P have no rows.
--- One corpus per run (issue 13): in a corpus where a structural condition's chunkset exists, a
+-- One corpus per run: in a corpus where a structural condition's chunkset exists, a
 -- document that lacks it (its induced structure failed verification, or it has no gold tree) is
 -- indexed with its fixed windows and no prefix (is_fallback = true), so every condition searches
 -- the same documents; int_eval_queries excludes the queries of such documents from every arm.

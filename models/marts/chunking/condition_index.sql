@@ -1,5 +1,5 @@
 {{ config(tags=['conditions']) }}
--- What each condition's index holds per corpus (one corpus per run, issue 13): documents and
+-- What each condition's index holds per corpus (one corpus per run): documents and
 -- chunks, and how many of them are fallback fixed windows of documents lacking the condition's
 -- structure (int_condition_chunks; their queries are excluded from every arm: int_eval_queries,
 -- evaluation_exclusions reason structure_fallback). Within a corpus every chunk condition (all but

@@ -12,19 +12,9 @@ with arms as (
     {{ contrast_arms() }}
 ),
 
-family as (
-    select
-        family, corpus, embedder, reranker, metric,
-        list({'contrast': contrast, 'control_embedder': control_embedder} order by contrast, control_embedder) as keys,
-        count(*) as family_size,
-        holm_adjust(list(p_value order by contrast, control_embedder)) as adjusted
-    from {{ ref('int_contrast_bootstrap') }}
-    group by family, corpus, embedder, reranker, metric
-),
-
 holm as (
-    select family, corpus, embedder, reranker, metric, family_size, unnest(keys) as key, unnest(adjusted) as p_holm
-    from family
+    {{ holm_by_family(ref('int_contrast_bootstrap'), ['family', 'corpus', 'embedder', 'reranker', 'metric'],
+                      ['contrast', 'control_embedder']) }}
 )
 
 select
@@ -52,5 +42,5 @@ select
 from {{ ref('int_contrast_bootstrap') }} as b
 inner join holm as h
     on h.family = b.family and h.corpus = b.corpus and h.embedder = b.embedder and h.reranker = b.reranker
-    and h.metric = b.metric and h.key.contrast = b.contrast and h.key.control_embedder = b.control_embedder
+    and h.metric = b.metric and h.contrast = b.contrast and h.control_embedder = b.control_embedder
 inner join arms as a on a.contrast = b.contrast

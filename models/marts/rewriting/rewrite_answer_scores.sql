@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 8: every reader answer (reader_answers, written by the reader stage) scored against the
+-- Every reader answer (reader_answers, written by the reader stage) scored against the
 -- query's gold answers (query_answers; several rows = aliases): SQuAD v1.1 normalization, exact match
 -- and token F1, each the max over the aliases (udfs/metrics/squad.py). A query without a gold answer
 -- keeps its row with status 'no_gold_answer' and NULL scores (never silently dropped).

@@ -124,20 +124,8 @@ boot as (
     inner join {{ ref('int_rewrite_subsets') }} as ss on ss.subset_mask = b.subset_mask
 ),
 
-families as (
-    select cell_key, scope, metric, family,
-        list(rule order by rule, subset_mask) as rules,
-        list(subset_mask order by rule, subset_mask) as masks,
-        count(*) as family_size,
-        holm_adjust(list(b.p_value order by rule, subset_mask)) as adjusted
-    from boot
-    group by all
-),
-
 holm as (
-    select cell_key, scope, metric, family, family_size,
-        unnest(rules) as rule, unnest(masks) as subset_mask, unnest(adjusted) as p_holm
-    from families
+    {{ holm_by_family('boot', ['cell_key', 'scope', 'metric', 'family'], ['rule', 'subset_mask'], p_value='b.p_value') }}
 ),
 
 summary as (

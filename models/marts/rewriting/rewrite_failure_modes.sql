@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 3: how each strategy fails, per cell (every strategy with scored rankings: solo and controls).
+-- How each strategy fails, per cell (every strategy with scored rankings: solo and controls).
 --   miss_rate   = mean over seeds of the share of its scored queries with HIT@10 = 0 (catastrophic miss)
 --   rescue set  = the queries the baseline misses (HIT@10 = 0) at seed var rewriting_rescue_seed (42,
 --                 as in the paper); n_baseline_misses = its size

@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 3, complementarity: pairwise Jaccard@10 of the solo strategies' top-10 document sets,
+-- Complementarity: pairwise Jaccard@10 of the solo strategies' top-10 document sets,
 -- J(A, B) = |A ∩ B| / |A ∪ B|, averaged over the (query, seed) pairs where both have a scored ranking
 -- (same seed), per cell. Computed once per unordered pair and stored in both orders (a symmetric
 -- matrix, bit-identical both ways; the diagonal is 1 and not stored).

@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 1: per-query document metrics of every scored ranking of rewrite_runs (solo strategies and
+-- Per-query document metrics of every scored ranking of rewrite_runs (solo strategies and
 -- controls), long form. Qrels binary (relevant iff relevance >= 1, gain 1): HIT@10, R@10, nDCG@10,
 -- MRR@10 by the doc-level kernels (udfs/metrics/doc_level.py, equal to ranx) over the ranking in
 -- rewrite_runs.rank order. Rankings that are not scored are counted in rewrite_exclusions.

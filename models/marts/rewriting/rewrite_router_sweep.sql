@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 7, the router's tau sweep: per cell x helper x tau (int_rewrite_router_taus) x metric. A query
+-- The router's tau sweep: per cell x helper x tau (int_rewrite_router_taus) x metric. A query
 -- (at a seed) is expanded when the baseline's top-1 score < tau: it then gets the always-merge list
 -- (baseline ∪ helper by max score, top 10), otherwise the baseline's list.
 --   pct_expanded   = mean over seeds of the share of queries expanded

@@ -1,5 +1,5 @@
 {{ config(tags=['rewriting']) }}
--- Point 2, the solo table: per solo strategy and cell x metric, the 3-seed mean and sd and the paired
+-- The solo table: per solo strategy and cell x metric, the 3-seed mean and sd and the paired
 -- bootstrap against the baseline (var rewriting_baseline).
 --   mean_value  = mean over seeds of the seed's mean over its scored queries
 --   sd_seeds    = sample sd (ddof 1) of those seed means (NULL with one seed)
@@ -40,19 +40,8 @@ boot as (
     from pairs
 ),
 
-family as (
-    select corpus, embedder, reranker, metric,
-        list(strategy order by strategy) as strategies,
-        count(*) as family_size,
-        holm_adjust(list(b.p_value order by strategy)) as adjusted
-    from boot
-    group by all
-),
-
 holm as (
-    select corpus, embedder, reranker, metric, family_size,
-        unnest(strategies) as strategy, unnest(adjusted) as p_holm
-    from family
+    {{ holm_by_family('boot', ['corpus', 'embedder', 'reranker', 'metric'], ['strategy'], p_value='b.p_value') }}
 )
 
 select

@@ -57,6 +57,7 @@ import yaml
 from ingest.llm.yamlfile import load_yaml
 
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
+from udfs.metrics.registry import metric_names
 from warehouse.paths import PROJECT_ROOT
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
@@ -247,13 +248,8 @@ def known_contrasts() -> dict[str, tuple[str, str]]:
 
 
 def known_metrics() -> list[str]:
-    """Metric names ``query_metrics`` produces: its ``metric`` column's accepted values in
-    ``models/marts/chunking/query_metrics.yml`` (the only place the list lives)."""
-    spec = yaml.safe_load((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.yml").read_text())
-    (model,) = [m for m in spec["models"] if m["name"] == "query_metrics"]
-    (column,) = [c for c in model["columns"] if c["name"] == "metric"]
-    return next(t["accepted_values"]["arguments"]["values"] for t in column["data_tests"]
-                if isinstance(t, dict) and "accepted_values" in t)
+    """Metric names ``query_metrics`` produces (both levels): ``seeds/metric_registry.csv``."""
+    return list(metric_names())
 
 
 def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
@@ -359,11 +355,26 @@ def parse_llm(r: _Reader, value: Any) -> LLMSpec:
     return LLMSpec(merged["backend"], {k: v for k, v in llm_raw.items() if k != "backend"})
 
 
+def config_file(path: str | os.PathLike | None = None) -> Path:
+    """The experiment YAML a ``--config`` names: the file itself (relative to the current directory);
+    else, for a relative path that is not there, the bundled experiment it names (``experiments/cpu.yml``,
+    ``cpu.yml`` or ``cpu``: what an installed ``ragwh`` run outside a checkout finds); no path: the demo."""
+    if not path:
+        return DEFAULT_CONFIG
+    file = Path(path).expanduser()
+    if not file.is_file() and not file.is_absolute():
+        for candidate in (PROJECT_ROOT / file, EXPERIMENTS_DIR / file, EXPERIMENTS_DIR / f"{file}.yml"):
+            if candidate.is_file():
+                return candidate
+    return file.resolve()
+
+
 def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
     """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
-    file = Path(path).expanduser().resolve() if path else DEFAULT_CONFIG
+    file = config_file(path)
     if not file.is_file():
-        raise ConfigError(f"{file}: config file not found (configs live in {EXPERIMENTS_DIR})")
+        bundled = ", ".join(sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yml")))
+        raise ConfigError(f"{file}: config file not found (bundled experiments in {EXPERIMENTS_DIR}: {bundled})")
     try:
         raw = load_yaml(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

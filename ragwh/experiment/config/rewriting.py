@@ -73,6 +73,7 @@ from ragwh.experiment.config.chunking import (
     CorpusSpec,
     LLMSpec,
     _Reader,
+    config_file,
     load_config,
     parse_llm,
     yaml_where,
@@ -171,7 +172,7 @@ class RewritingConfig:
 def load_experiment(path: str | os.PathLike | None = None):
     """A chunking-study :class:`~ragwh.experiment.config.chunking.ExperimentConfig` or a :class:`RewritingConfig`,
     by the file's ``study`` key."""
-    file = Path(path).expanduser().resolve() if path else None
+    file = config_file(path) if path else None
     if file is not None and file.is_file():
         try:
             raw = load_yaml(file.read_text(encoding="utf-8"))

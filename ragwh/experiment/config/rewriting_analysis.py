@@ -35,6 +35,7 @@ from ingest.rewriting.reader import MAX_TOKENS, PROMPTS
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.chunking import CorpusSpec, LLMSpec, _Reader
+from udfs.metrics.registry import metric_names
 
 #: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
 ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
@@ -43,7 +44,7 @@ ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_boo
                  "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds",
                  "ensemble_seed": "rewriting_ensemble_seed", "predeclared_subsets": "rewriting_predeclared_subsets",
                  "reference_ensemble": "rewriting_reference_ensemble"}
-RAW_METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+RAW_METRICS = metric_names("document")  # seeds/metric_registry.csv
 #: dbt_project.yml's defaults of the vars whose value must name a configured strategy / seed
 DEFAULT_BASELINE, DEFAULT_RESCUE_SEED, DEFAULT_ENSEMBLE_SEED = "S1", 42, 42
 #: the paper's pre-declared ensembles and the budget table's reference ensemble (dbt_project.yml's defaults)

@@ -48,7 +48,7 @@ from warehouse.db import connect
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.config.chunking import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
-from warehouse.paths import PROJECT_ROOT, warehouse_path
+from warehouse.paths import CODE_ROOT, reports_dir, warehouse_path
 
 #: Loaded tables whose content the condition models (and everything after them) depend on.
 CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
@@ -59,7 +59,6 @@ EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "
 STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
                "project) run through the CPU experiment. Point --config/--data at real data for results.")
-REPORTS_DIR = PROJECT_ROOT / "reports"
 #: the code a report is rendered by (its sections and the paper tables): part of the report stage's inputs
 REPORT_CODE = ("ragwh/experiment/report/*.py", "ragwh/experiment/tables/*.py")
 
@@ -106,7 +105,7 @@ class Pipeline:
         self.data = data
         self.warehouse = warehouse_path(warehouse)
         self.console = console or Console()
-        self.report_path = report_path or REPORTS_DIR / f"{config.name}.html"
+        self.report_path = report_path or reports_dir() / f"{config.name}.html"
         self.outcome = RunOutcome(config, self.warehouse, None)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
@@ -440,7 +439,7 @@ class Pipeline:
             return f"wrote {self.report_path}"
 
         parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(PROJECT_ROOT, REPORT_CODE)]
+                 manifest.project_digest(CODE_ROOT, REPORT_CODE)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 

@@ -33,7 +33,7 @@ from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
 from ragwh.experiment.pipeline.chunking import REPORT_CODE, Pipeline, RunOutcome
 from ragwh.experiment.config.rewriting import RewritingConfig
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import CODE_ROOT
 
 REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", "chunk_prefixes", "rewrites",
                     "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
@@ -104,7 +104,7 @@ class RewritingPipeline(Pipeline):
         for corpus in self.config.corpora:
             parts = [self.fingerprints[("ingest", corpus.name)], str(s.chunk_tokens), str(s.chunk_overlap),
                      self.embedder_name(self.config.embedder), manifest.file_digest(
-                         PROJECT_ROOT / "ingest" / "chunking" / "sentence_windows.py")]
+                         CODE_ROOT / "ingest" / "chunking" / "sentence_windows.py")]
 
             def work(c=corpus.name) -> str:
                 r = sentence_chunk_stage(self.con, c, self.config.embedder, chunk_tokens=s.chunk_tokens,
@@ -121,7 +121,7 @@ class RewritingPipeline(Pipeline):
             scope = f"{corpus.name}|{self.embedder_name(cfg.embedder)}|{reranker}"
             parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(),
                      self.embedder_name(cfg.embedder), reranker,
-                     *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, CODE_GLOBS, exclude=READER_CODE[:1])]
+                     *self._llm_parts(), manifest.project_digest(CODE_ROOT, CODE_GLOBS, exclude=READER_CODE[:1])]
             self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c))
 
     def _rewrite_one(self, corpus: str) -> str:
@@ -180,7 +180,7 @@ class RewritingPipeline(Pipeline):
         embedder, reranker = self.embedder_name(self.config.embedder), self._reranker_label()
         for corpus in self.config.corpora:
             scope = f"{corpus.name}|{embedder}|{reranker}"
-            parts = [marts_fp, repr(reader), *self._llm_parts(), manifest.project_digest(PROJECT_ROOT, READER_CODE)]
+            parts = [marts_fp, repr(reader), *self._llm_parts(), manifest.project_digest(CODE_ROOT, READER_CODE)]
             answers = Output("reader_answers", "corpus = ? AND embedder = ? AND reranker = ?", (corpus.name, embedder, reranker))
             out.append(self.stage("read", scope, parts, lambda c=corpus.name: self._read_one(c, embedder, reranker),
                                   outputs=[answers]))
@@ -213,7 +213,7 @@ class RewritingPipeline(Pipeline):
             return f"wrote {self.report_path}"
 
         parts = [answers_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(PROJECT_ROOT, REPORT_CODE)]
+                 manifest.project_digest(CODE_ROOT, REPORT_CODE)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 

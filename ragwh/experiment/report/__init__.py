@@ -100,7 +100,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
         section_sizes(con, [c.name for c in config.corpora]),
         section_not_run(not_run),
     ]
-    # the query-rewriting study (issue 12): its sections only when its marts hold rows
+    # the query-rewriting study (arXiv 2609.05637): its sections only when its marts hold rows
     rewriting = rewriting_sections(con)
     if rewriting:
         sections += rewriting

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from ragwh.experiment.tables.build import column
 from ragwh.experiment.tables.spec import Pivot, TableDef
+from udfs.metrics.registry import metric_names
 
 PRIMARY = "HIT@10"
-METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+METRICS = metric_names("document")  # seeds/metric_registry.csv
 MARKS_LEGEND = ("Marks: paired bootstrap over queries against S1, Holm-adjusted across the strategies of the cell: "
                 "* p < 0.05, ** p < 0.01, *** p < 0.001; bold: the best strategy per column.")
 

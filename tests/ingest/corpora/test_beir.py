@@ -95,7 +95,7 @@ def test_real_scifact(con, shared_data):
 
 @pytest.mark.parametrize("target, line", [("corpus.jsonl", 2), ("queries.jsonl", 3), ("qrels/test.tsv", 3)])
 def test_non_utf8_names_file_and_line_and_writes_nothing(con, tiny, target, line):
-    """Issue 14, defect 6: the error used to be Python's bare UnicodeDecodeError (no file, no line)."""
+    """The error used to be Python's bare UnicodeDecodeError (no file, no line)."""
     load_beir(con, tiny)
     before = _snapshot(con)
     path = tiny / target

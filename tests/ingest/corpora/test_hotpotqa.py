@@ -104,7 +104,7 @@ def test_train_file_streamed_with_limit_and_answers(con, tmp_path, monkeypatch):
 
 
 def test_non_utf8_names_file_and_line(con, tmp_path):
-    """Issue 14, defect 6: the error used to be Python's bare UnicodeDecodeError (no file, no line)."""
+    """The error used to be Python's bare UnicodeDecodeError (no file, no line)."""
     path = tmp_path / "hp.json"
     path.write_bytes(json.dumps(RECORDS, indent=1).replace("Scott is", "Sc\\u00f6tt is").encode().replace(
         b"\\u00f6", b"\xf6"))

@@ -172,7 +172,7 @@ def test_default_minilm_embeds_offline(con):
     ])
     con.execute("INSERT INTO queries VALUES ('demo/q', NULL, 'demo', 'where did the cat sit', 'x')")
     report = embed_texts(con, None, device="cpu", show_progress=False)
-    # issue 13: the default precision is auto, bf16 where the CPU has native bf16 (the name says which)
+    # the default precision is auto, bf16 where the CPU has native bf16 (the name says which)
     default = "all-MiniLM-L6-v2@bf16" if cpu_bf16_feature() else "all-MiniLM-L6-v2"
     assert report["embedder"] == default and report["dim"] == 384 and report["embedded"] == 3
     v = _stored(con, default)
@@ -214,7 +214,7 @@ class _ClockedModel:
     (11.0, [192, 192, 192, 24]),   # slow model: 3 batches of 64 take 33 s >= 30 s
 ])
 def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seconds_per_call, commits):
-    """Issue 14, defect 9: commits used to come every 1,024 texts only, so a small corpus killed
+    """Commits used to come every 1,024 texts only, so a small corpus killed
     mid-embed kept nothing. Each commit ends on a model-batch boundary of the sorted work list."""
     import ingest.retrieval.embed as embed
 

@@ -1,4 +1,4 @@
-"""Precision (issue 13): resolution of auto, names that carry the precision, bf16 and fp32 vectors stored as
+"""Precision: resolution of auto, names that carry the precision, bf16 and fp32 vectors stored as
 distinct rows, reranker scores under bf16, and the CPU/encoder detection."""
 from __future__ import annotations
 

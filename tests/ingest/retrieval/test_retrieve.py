@@ -90,7 +90,7 @@ def test_flat_top_k_equals_sql_brute_force(con):
 
 
 def test_ties_break_by_document_then_chunk_number_and_small_index_returns_all(con):
-    # issue 13 changed the tie rule: document then chunk order as numbers, not the chunk_id string
+    # the tie rule: document then chunk order as numbers, not the chunk_id string
     # (which sorts '...|10' before '...|2' and 'demo/10' before 'demo/9')
     ids = [("fixed|demo/10|0", "demo/10"), ("fixed|demo/9|10", "demo/9"), ("fixed|demo/9|2", "demo/9"),
            ("fixed|demo/9|3", "demo/9")]
@@ -195,7 +195,7 @@ def test_two_stage_with_all_sections_routed_equals_flat(con):
 
 
 def test_two_stage_routes_a_fallback_document_as_one_section(con, monkeypatch):
-    """Issue 13: a document without the chunkset's structure is indexed with its fixed windows; two-stage
+    """A document without the chunkset's structure is indexed with its fixed windows; two-stage
     routing treats it as one section (-1) spanning its body, and section recall reads that span."""
     _two_stage_fixture(con)
     con.execute("INSERT INTO paragraphs VALUES ('demo/c', 0, 5, 30), ('demo/c', 1, 32, 70)")

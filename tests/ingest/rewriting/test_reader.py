@@ -4,7 +4,6 @@ errors, replacement, fitting to a context window; then end to end over the real 
 warehouse, scored by the answer mart."""
 from __future__ import annotations
 
-import sys
 
 import pyarrow as pa
 import pytest
@@ -16,10 +15,8 @@ from ingest.rewriting.reader import clean_answer, clean_long_answer, reader_mess
 from tests.ingest.structure.test_induce_llm import WindowedScripted  # prompt tokens = whitespace words
 from warehouse.db import connect, replace_where, transaction
 from warehouse.dbt import run_dbt
-from warehouse.paths import PROJECT_ROOT
 
-sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-from synthetic_rewriting import Scale, load_synthetic
+from tests.fixtures.synthetic_rewriting import Scale, load_synthetic
 
 CELL = ("towns", "emb", "rr")
 STAGE = "reader:emb:rr"

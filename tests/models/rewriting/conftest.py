@@ -3,18 +3,15 @@ hand-made cell (hand_case.py), shared by the tests of this folder; each test rec
 loaded tables (tests/models/rewriting/reference.py) and compares."""
 from __future__ import annotations
 
-import sys
 
 import pytest
 
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
-from warehouse.paths import PROJECT_ROOT
 
-sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-from synthetic_rewriting import Scale, load_synthetic
+from tests.fixtures.synthetic_rewriting import Scale, load_synthetic
 
-from tests.models.rewriting.hand_case import load_hand_case  # noqa: E402
+from tests.models.rewriting.hand_case import load_hand_case
 
 B = 300
 SEED = 17

@@ -1,4 +1,4 @@
-"""Points 1-2: per-query metrics equal ranx on the same runs; the solo table's seed means, sd,
+"""Per-query metrics equal ranx on the same runs; the solo table's seed means, sd,
 paired bootstrap against S1 and Holm (statsmodels) recomputed from the loaded tables."""
 from __future__ import annotations
 

@@ -127,7 +127,7 @@ def test_not_yaml(tmp_path):
 
 @pytest.mark.parametrize("name, loader", [("scifact", "beir"), ("hotpotqa", "hotpotqa")])
 def test_document_corpus_configs_validate(name, loader, shared_data):
-    """Issue 13: BEIR and HotpotQA run from a shipped config like QASPER (condition DOC, qrels metrics)."""
+    """BEIR and HotpotQA run from a shipped config like QASPER (condition DOC, qrels metrics)."""
     config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
     (corpus,) = config.corpora
     assert corpus.loader == loader and config.conditions == ("DOC",) and config.contrasts == ()
@@ -145,7 +145,7 @@ def test_precision_defaults_and_overrides():
 
 
 def test_dbt_defaults_are_the_studys():
-    """Issue 13, point 4: a bare `dbt build` means the study: the bootstrap and primary
+    """A bare `dbt build` means the study: the bootstrap and primary
     cell of the study's experiments (qasper.yml, wikipedia.yml: the strong embedder at any precision)."""
     defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
     for name in ("qasper", "wikipedia", "cpu"):
@@ -167,7 +167,7 @@ def test_dbt_defaults_are_the_studys():
      "rerankers[0].model: reranker '/no/such/ce' is neither an existing local directory"),
 ])
 def test_unknown_metric_embedder_or_reranker_names_the_key(mutate, key, tmp_path):
-    """Issue 14, defect 5: an unknown primary.metric used to be accepted (the primary cell silently
+    """An unknown primary.metric used to be accepted (the primary cell silently
     disappeared); a model name that can never load failed only at the embedding stage."""
     raw = _base()
     mutate(raw)

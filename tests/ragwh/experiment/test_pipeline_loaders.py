@@ -1,4 +1,4 @@
-"""Issue 13, point 7: every loader through ``ragwh run``. One config holds a BEIR directory, a HotpotQA file
+"""Every loader through ``ragwh run``. One config holds a BEIR directory, a HotpotQA file
 and a Wikipedia export (no LLM: the Wikipedia corpus gets no queries and says so); the run loads, chunks,
 embeds (a tiny random-weight embedder: its scores mean nothing, they drive the real code), retrieves and
 evaluates all three, and a second run does nothing."""

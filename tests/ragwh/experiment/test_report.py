@@ -114,7 +114,7 @@ def test_renders_in_headless_chromium(con, tmp_path):
 
 
 def test_truncation_exclusions_and_a_zero_p(con):
-    """Issue 13: the truncation table next to the contrasts, the index coverage and exclusion funnel, and a
+    """The truncation table next to the contrasts, the index coverage and exclusion funnel, and a
     bootstrap p of exactly 0 shown as < 1/B (its Holm adjustment over m contrasts as < m/B)."""
     _fill_marts(con)
     con.execute("DROP TABLE contrasts")

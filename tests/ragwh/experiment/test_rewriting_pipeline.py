@@ -20,8 +20,8 @@ from warehouse.paths import PROJECT_ROOT
 
 
 def test_shipped_configs(monkeypatch):
-    # the offline default names the packaged tiny model through the `transformers` backend (issue 10, built in
-    # parallel); the environment override stands in for it here so the rest of the file is validated
+    # the offline default names the packaged tiny model through the `transformers` backend; the
+    # environment override stands in for it here so the rest of the file is validated
     monkeypatch.setenv("RAGWH_LLM_BACKEND", "openai")
     default = load_experiment(PROJECT_ROOT / "experiments" / "rewriting-hotpotqa.yml")
     raw = yaml.safe_load((PROJECT_ROOT / "experiments" / "rewriting-hotpotqa.yml").read_text())
