@@ -115,7 +115,8 @@ def test_rechunking_removes_runs_that_rank_a_vanished_chunk(clean_demo, copy_of)
     con = duckdb.connect(str(warehouse))
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     con.execute("INSERT INTO runs VALUES ('demo', 'old-model', 'none', 'A3', 'demo/q', 1, 'fixed|demo/gone|0', 0.5)")
-    con.execute("INSERT INTO run_manifest VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())")
+    con.execute("INSERT INTO run_manifest (corpus, embedder, reranker, condition, fingerprint, k, n_queries, created_at) "
+                "VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())")
     con.close()
     result = ragwh("chunk", "--corpus", "demo", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output

@@ -55,7 +55,6 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
-
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from udfs.metrics.registry import metric_names
 from warehouse.paths import PROJECT_ROOT
