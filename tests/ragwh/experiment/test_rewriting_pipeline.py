@@ -155,7 +155,7 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
-    ({"rewriting": {"ann": {"seeds": [1, 1]}}}, "ann_seeds must be distinct"),
+    ({"rewriting": {"ann": {"seeds": [1, 1]}}}, r"rewriting\.ann\.seeds\[1\]: 1 is listed twice"),
     ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
@@ -240,20 +240,25 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         assert readers and {b["temperature"] for b in readers} == {0.0}
         assert "rewriting funnel" in first.output and "TINY-MODEL" not in first.output
         assert report.is_file() and "rw-solo" in report.read_text()
+        assert "; 5 LLM answers failed (empty or unusable, not cached): the next run asks again" in first.output
         second = CliRunner().invoke(app, args)
         assert second.exit_code == 0, second.output
-        assert server.n_requests == calls  # a rerun makes no LLM call ...
-        assert "nothing changed since the last run" in second.output, second.output  # ... no embedding, no dbt build
+        # a rerun asks again exactly the 5 failed calls (2 S2, 3 Q2D: empty or unusable answers are never
+        # cached), which fail again; the rewrite rows are then the same, so everything downstream is skipped
+        assert server.n_requests == calls + 5
+        assert "> rewrite [" in second.output and "= dbt:rewriting: unchanged, skipped" in second.output, second.output
+        assert "= read [" in second.output and "> dbt:" not in second.output and "> read [" not in second.output
+        calls += 5
         with duckdb.connect(str(warehouse)) as con:  # answers deleted by hand: the reader runs again (from the cache)
             con.execute("DELETE FROM reader_answers WHERE setting = 'router'")
         third = CliRunner().invoke(app, args)
         assert third.exit_code == 0, third.output
-        assert "> read [" in third.output and server.n_requests == calls  # rerun, and every answer was cached
+        assert "> read [" in third.output and server.n_requests == calls + 5  # rerun, every reader answer cached
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
         assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting", "read", "dbt:answers", "report"}
-        assert "60 LLM calls (0 cached)" in stages["rewrite"]
+        assert "5 LLM calls (55 cached)" in stages["rewrite"]  # the third run: the 5 failed calls asked again
         strategies = {r[0] for r in con.execute("SELECT DISTINCT strategy FROM rewrite_runs").fetchall()}
         assert strategies == set(RewriteSettings().strategies)
         assert con.execute("SELECT count(*) FROM query_answers").fetchone()[0] == 4
