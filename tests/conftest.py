@@ -1,11 +1,43 @@
-"""Shared fixtures: a fresh warehouse per test and the path of the shared real data."""
+"""Shared fixtures: a fresh warehouse per test and the path of the shared real data; how the suite is spread
+over pytest-xdist workers, and a working directory of the session's own for the tool's outputs."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from warehouse.paths import PROJECT_ROOT
+# Workers share the cores: each one's math libraries get its share of them (set before torch is imported).
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, str(_share))
+
+from warehouse.paths import PROJECT_ROOT, WORKDIR_ENV  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
+#: folders whose conftest has a package- or session-scoped warehouse fixture
+SHARED_FIXTURE_FOLDERS = (("reliability",), ("models", "rewriting"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """One xdist group per test file (``--dist loadgroup``), so a module fixture is built in one worker only;
+    a folder whose conftest builds a warehouse for the whole folder (package or session scope) is one group."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        relative = path.relative_to(TESTS) if path.is_relative_to(TESTS) else path
+        shared = next((folder for folder in SHARED_FIXTURE_FOLDERS if relative.parts[:len(folder)] == folder), None)
+        item.add_marker(pytest.mark.xdist_group("/".join(shared) if shared else str(relative)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_workdir(tmp_path_factory):
+    """The tool's outputs (dbt target/ and logs/, reports/, exports/) go to a directory of this session's (of
+    this worker's, under xdist), never into the checkout: two workers never share dbt's target directory.
+    A test that checks the default (the current directory) unsets it itself."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(WORKDIR_ENV, str(tmp_path_factory.mktemp("workdir")))
+        yield
 
 SHARED_DATA = (PROJECT_ROOT.parent / "shared" / "data").resolve()
 
