@@ -119,6 +119,16 @@ TABLES: dict[str, str] = {
         prompt_tokens INTEGER,          -- tokens the model read / wrote, as the backend reports them
         completion_tokens INTEGER,      -- (NULL where a backend does not report them)
         finish_reason VARCHAR           -- 'stop' | 'length' (cut at max_tokens); NULL where the backend does not say""",
+    "llm_failures": """
+        cache_key VARCHAR NOT NULL,     -- the key the answer would have been cached under (never cached)
+        model VARCHAR NOT NULL,
+        prompt_name VARCHAR NOT NULL,
+        prompt_version VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        backend VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        reason VARCHAR NOT NULL,        -- 'empty' | 'unusable' (the stage could not use it)
+        response_text VARCHAR NOT NULL  -- what the backend answered""",
     "induction_log": """
         structure VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,

@@ -147,9 +147,9 @@ select
         when 'not_run' then 'rewrite_runs has no scored ranking of strategy ' || control
             || ' in this cell: the budget-control runs (' || control || ') have not been produced yet'
         when 'no_reference' then 'no reference ensemble ' || coalesce(reference_subset, '(var rewriting_reference_ensemble)')
-            || ' on these queries: a member has no runs in this cell, or no complete group of '
-            || (case when scope = 1 then 'seed ' || {{ setting('rewriting_ensemble_seed') }} || ' ' else '' end)
-            || 'has a scored ' || control || ' ranking'
+            || ' on these queries: a member has no runs in this cell, or no complete (query, '
+            || (case when scope = 1 then 'seed ' || {{ setting('rewriting_ensemble_seed') }} else 'seed' end)
+            || ') group has a scored ' || control || ' ranking'
         when 'no_reference_gain' then 'the reference ensemble ' || reference_subset || ' does not beat '
             || '{{ setting("rewriting_baseline") }}' || ' on these queries (gain ' || round(rb.estimate, 4)
             || ' <= 0): there is no gain to share'

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import resource
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,7 @@ class Pipeline:
         self.outcome = RunOutcome(config, self.warehouse, None)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
+        self._caches: list[Any] = []  # every LLM cache a stage opened: their failed calls (not cached)
         self.fingerprints: dict[tuple[str, str], str] = {}
         self.overrides: dict[str, Any] = {}  # the command line's (``ragwh run --limit/--precision``), recorded
         self.experiment_id: int | None = None
@@ -169,6 +171,7 @@ class Pipeline:
                                "ran: running it again[/]", soft_wrap=True)
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
+        failed_before = self._llm_failed()
         try:
             detail = work()
         except (PipelineError, KeyboardInterrupt):
@@ -176,7 +179,11 @@ class Pipeline:
         except Exception as exc:  # every stage error becomes one message naming the stage
             raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - started
-        manifest.record(self.con, stage, scope, fp, detail, seconds, manifest.output_digest(self.con, outputs))
+        failed = self._llm_failed() - failed_before
+        if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
+            detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
+        manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
+                        manifest.output_digest(self.con, outputs))
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
         return fp
@@ -286,7 +293,20 @@ class Pipeline:
         config = self._llm_config()
         if self._backend is None and not config.replay_only:
             self._backend = make_backend(config)
-        return open_llm(self.con, self._backend, config)
+        cache = open_llm(self.con, self._backend, config)
+        self._caches.append(cache)
+        return cache
+
+    def repair_command(self) -> str:
+        """What a failed dbt relationships test tells the user to run: this experiment again, which
+        reloads what changed outside ``ragwh run`` and reruns every stage downstream of it."""
+        return (f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
+                f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
+                "depends on a changed table")
+
+    def _llm_failed(self) -> int:
+        """LLM calls of this run that failed (empty or unusable answers: never cached)."""
+        return sum(c.failed for c in self._caches)
 
     def chunk(self) -> None:
         for corpus in self.config.corpora:
@@ -329,7 +349,7 @@ class Pipeline:
             try:
                 # no --vars: the models read the settings this run stored (a bare `dbt build` does the same)
                 result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}",
-                                 extra=["--indirect-selection", "cautious"])
+                                 extra=["--indirect-selection", "cautious"], repair=self.repair_command())
             finally:
                 _ = self.con  # reopen
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")

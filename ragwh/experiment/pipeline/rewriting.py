@@ -29,6 +29,7 @@ import pyarrow as pa
 from warehouse import manifest
 from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
+from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
 from ragwh.experiment.pipeline.chunking import REPORT_CODE, Pipeline, RunOutcome
 from ragwh.experiment.config.rewriting import RewritingConfig
@@ -91,7 +92,10 @@ class RewritingPipeline(Pipeline):
             if extra is not None and extra.exists():
                 parts += [f"{p.relative_to(extra)}={manifest.file_digest(p)}"
                           for p in sorted([extra] if extra.is_file() else extra.rglob("*")) if p.is_file()]
-            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f))
+            # the corpus's rows are the stage's output: a load by hand since (``ragwh ingest``) makes it run again
+            outputs = [*stage_outputs.ingest(corpus.name, corpus.loader),
+                       Output("query_answers", "starts_with(query_id, ?)", (corpus.name + "/",))]
+            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f), outputs=outputs)
 
     def chunk(self) -> None:
         from ingest.chunking.sentence_windows import sentence_chunk_stage
@@ -159,7 +163,7 @@ class RewritingPipeline(Pipeline):
             self.close()
             extra = ["--indirect-selection", indirect] + (["--exclude", exclude] if exclude else [])
             # no --vars: the models read the settings this run stored (a bare `dbt build` does the same)
-            result = run_dbt("build", self.warehouse, select=select, extra=extra)
+            result = run_dbt("build", self.warehouse, select=select, extra=extra, repair=self.repair_command())
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
 
         return self.stage(stage, "", [*parts, repr(sorted(self.dbt_vars().items()))], work)
