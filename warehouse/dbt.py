@@ -194,3 +194,11 @@ def run_dbt(
         more += f"\n  ({skipped} downstream node(s) skipped)" if skipped else ""
         raise DbtError(f"dbt {command} --select {select} failed on {len(failures)} node(s):\n{detail}{more}\n{hint}")
     return DbtResult(command=args, statuses=statuses)
+
+
+def setting_defaults() -> dict[str, Any]:
+    """dbt_project.yml's ``setting_defaults``: every experiment setting the models read (macro setting)
+    and its default."""
+    import yaml
+
+    return dict(yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]["setting_defaults"])

@@ -251,6 +251,16 @@ def known_metrics() -> list[str]:
     return list(metric_names())
 
 
+def deepest_cutoff() -> tuple[int, str]:
+    """(rank, metric) of the deepest rank cutoff among :func:`known_metrics` (``R@50``: 50; the token
+    budgets of ``TBC@N`` are not ranks): a run must keep at least that many chunks per query."""
+    import re
+
+    cutoffs = [(int(m.group(1)), name) for name in known_metrics() if not name.startswith("TBC")
+               for m in [re.search(r"@(\d+)$", name)] if m]
+    return max(cutoffs)
+
+
 def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
     """Raise :class:`ConfigError` at ``key`` unless ``model`` resolves to an embedder (``kind``
     'embedder') or a cross-encoder ('reranker') that can be loaded: a registered name, an existing
@@ -368,8 +378,9 @@ def config_file(path: str | os.PathLike | None = None) -> Path:
     return file.resolve()
 
 
-def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
-    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
+def load_config(path: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
+    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo), with the
+    command line's ``overrides`` applied (:mod:`ragwh.experiment.config.overrides`)."""
     file = config_file(path)
     if not file.is_file():
         bundled = ", ".join(sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yml")))
@@ -378,7 +389,9 @@ def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
         raw = load_yaml(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
-    return parse_config(raw, file)
+    from ragwh.experiment.config.overrides import apply_overrides
+
+    return parse_config(apply_overrides(raw, overrides), file)
 
 
 def yaml_where(exc: yaml.YAMLError) -> str:
@@ -488,6 +501,10 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     bm25 = bm25_settings(r, raw.get("bm25"), "bm25" in retrievers)
 
     k = r.integer(raw.get("k", 50), "k", 1)
+    depth, deepest = deepest_cutoff()
+    if k < depth:
+        raise r.fail("k", f"{k} is below the deepest metric cutoff {depth} ({deepest}): the metrics would be computed "
+                          f"on {k}-deep lists; use k >= {depth}")
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
     b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)
     seed = r.integer(boot.get("seed", 20260710), "bootstrap.seed", 0)

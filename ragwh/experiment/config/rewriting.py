@@ -170,9 +170,9 @@ class RewritingConfig:
         return None if value is None or data is None else data / value
 
 
-def load_experiment(path: str | os.PathLike | None = None):
+def load_experiment(path: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None):
     """A chunking-study :class:`~ragwh.experiment.config.chunking.ExperimentConfig` or a :class:`RewritingConfig`,
-    by the file's ``study`` key."""
+    by the file's ``study`` key, with the command line's ``overrides`` applied."""
     file = config_file(path) if path else None
     if file is not None and file.is_file():
         try:
@@ -180,8 +180,10 @@ def load_experiment(path: str | os.PathLike | None = None):
         except yaml.YAMLError as exc:
             raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
         if isinstance(raw, dict) and raw.get("study") == "rewriting":
-            return parse_rewriting_config(raw, file)
-    return load_config(path)
+            from ragwh.experiment.config.overrides import apply_overrides
+
+            return parse_rewriting_config(apply_overrides(raw, overrides), file)
+    return load_config(path, overrides)
 
 
 def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:

@@ -32,12 +32,13 @@ conditions that got no chunks, and contrasts whose arms are missing are listed w
 """
 from __future__ import annotations
 
+import contextlib
 import resource
 import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 from rich.console import Console
@@ -111,6 +112,8 @@ class Pipeline:
         self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
         self._caches: list[Any] = []  # every LLM cache a stage opened: their failed calls (not cached)
         self.fingerprints: dict[tuple[str, str], str] = {}
+        self.overrides: dict[str, Any] = {}  # the command line's (``ragwh run --limit/--precision``), recorded
+        self.experiment_id: int | None = None
 
     # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
     @property
@@ -123,6 +126,29 @@ class Pipeline:
         if self._con is not None:
             self._con.close()
             self._con = None
+
+    # --- the experiments row (ragwh/experiment/identity.py) -------------------------------------------
+    @contextlib.contextmanager
+    def experiment(self) -> Iterator[None]:
+        """Record the run in ``experiments`` and store its settings before anything runs; mark it
+        finished or failed (with the reason) when it ends."""
+        from ingest.retrieval.precision import split_name
+        from ragwh.experiment.identity import record_start, study_settings
+        from warehouse.identity import finish_experiment
+
+        computed = split_name(self.embedder_name(self.primary_model()))[1] or "fp32"
+        self.experiment_id = record_start(self.con, self.config, self.overrides,
+                                          study_settings(self.config, self.dbt_vars()), computed)
+        try:
+            yield
+        except BaseException as exc:
+            finish_experiment(self.con, self.experiment_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+            raise
+        finish_experiment(self.con, self.experiment_id, "finished")
+
+    def primary_model(self) -> str:
+        """The model whose stored name says which precision the run computes in."""
+        return self.config.strong_embedder.model
 
     # --- one stage -------------------------------------------------------------------------------
     def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False,
@@ -321,7 +347,8 @@ class Pipeline:
         def work() -> str:
             self.close()
             try:
-                result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}", vars=self.dbt_vars(),
+                # no --vars: the models read the settings this run stored (a bare `dbt build` does the same)
+                result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}",
                                  extra=["--indirect-selection", "cautious"], repair=self.repair_command())
             finally:
                 _ = self.con  # reopen
@@ -438,8 +465,10 @@ class Pipeline:
             write_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
             return f"wrote {self.report_path}"
 
+        from ragwh.experiment.identity import config_hash
+
         parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(CODE_ROOT, REPORT_CODE)]
+                 manifest.project_digest(CODE_ROOT, REPORT_CODE), config_hash(self.config)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 
@@ -483,22 +512,26 @@ class Pipeline:
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
-            self.ingest()
-            self.queries()
-            self.induce()
-            self.chunk()
-            self.contexts(runnable)
-            chunk_fps = [fp for (s, _), fp in sorted(self.fingerprints.items())
-                         if s in ("ingest", "queries", "induce", "chunk", "contexts")]
-            conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
-            runnable = self.no_chunk_conditions(runnable)
-            self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
-            self.embed(runnable)
-            self.retrieve(runnable)
-            self.bm25(runnable)
-            run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
-            evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
-            self.report(evaluation_fp)
+            with self.experiment():
+                self._run_stages(runnable, skipped)
         finally:
             self.close()
         return self.outcome
+
+    def _run_stages(self, runnable: list[str], skipped: dict[str, str]) -> None:
+        self.ingest()
+        self.queries()
+        self.induce()
+        self.chunk()
+        self.contexts(runnable)
+        chunk_fps = [fp for (s, _), fp in sorted(self.fingerprints.items())
+                     if s in ("ingest", "queries", "induce", "chunk", "contexts")]
+        conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
+        runnable = self.no_chunk_conditions(runnable)
+        self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
+        self.embed(runnable)
+        self.retrieve(runnable)
+        self.bm25(runnable)
+        run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
+        evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
+        self.report(evaluation_fp)

@@ -103,7 +103,7 @@ def test_paper_defaults_agree_with_dbt_project():
         ReaderSpec,
     )
 
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     assert project["rewriting_ensemble_seed"] == DEFAULT_ENSEMBLE_SEED == 42
     assert [tuple(p) for p in project["rewriting_predeclared_subsets"]] == list(PAPER_PREDECLARED)
     assert tuple(project["rewriting_reference_ensemble"]) == PAPER_REFERENCE
@@ -113,7 +113,7 @@ def test_paper_defaults_agree_with_dbt_project():
 
 
 def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     from ragwh.experiment.config.rewriting import DEFAULT_BASELINE, DEFAULT_RESCUE_SEED
 
     assert (project["rewriting_baseline"], project["rewriting_rescue_seed"]) == (DEFAULT_BASELINE, DEFAULT_RESCUE_SEED)
