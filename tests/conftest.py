@@ -20,14 +20,28 @@ TESTS = Path(__file__).resolve().parent
 SHARED_FIXTURE_FOLDERS = (("reliability",), ("models", "rewriting"))
 
 
-def pytest_collection_modifyitems(config, items):
-    """One xdist group per test file (``--dist loadgroup``), so a module fixture is built in one worker only;
-    a folder whose conftest builds a warehouse for the whole folder (package or session scope) is one group."""
-    for item in items:
-        path = Path(str(item.fspath)).resolve()
-        relative = path.relative_to(TESTS) if path.is_relative_to(TESTS) else path
-        shared = next((folder for folder in SHARED_FIXTURE_FOLDERS if relative.parts[:len(folder)] == folder), None)
-        item.add_marker(pytest.mark.xdist_group("/".join(shared) if shared else str(relative)))
+def xdist_scope(nodeid: str) -> str:
+    """The unit pytest-xdist hands to one worker: the test file, or the folder (under tests/) when its conftest
+    builds a warehouse for the whole folder (package or session scope), so such a fixture is built once."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    inner = parts[1:] if parts[:1] == ["tests"] else parts
+    for folder in SHARED_FIXTURE_FOLDERS:
+        if tuple(inner[:len(folder)]) == folder and len(inner) > len(folder):
+            return "/".join(parts[:len(parts) - len(inner) + len(folder)])
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Scheduling by :func:`xdist_scope` (xdist's own scopes are the module or the class)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrSharedFolder(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return FileOrSharedFolder(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,6 +52,7 @@ def session_workdir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(WORKDIR_ENV, str(tmp_path_factory.mktemp("workdir")))
         yield
+
 
 SHARED_DATA = (PROJECT_ROOT.parent / "shared" / "data").resolve()
 

@@ -1,15 +1,24 @@
-"""The suite runs on pytest-xdist workers with one group per test file; a folder whose conftest builds a fixture
-for the whole folder (package or session scope) must be one group, or each worker would build it again."""
+"""The suite runs on pytest-xdist workers, one test file per worker at a time; a folder whose conftest builds a
+fixture for the whole folder (package or session scope) goes to one worker whole, or each worker would build it
+again (tests/conftest.py)."""
 from __future__ import annotations
 
 import re
 
-from tests.conftest import SHARED_FIXTURE_FOLDERS, TESTS
+from tests.conftest import SHARED_FIXTURE_FOLDERS, TESTS, xdist_scope
 
 WIDE_SCOPE = re.compile(r"""@pytest\.fixture\([^)]*scope=["'](package|session)["']""")
 
 
-def test_every_folder_with_a_folder_wide_fixture_is_one_group():
+def test_every_folder_with_a_folder_wide_fixture_is_one_scope():
     folders = {conftest.parent.relative_to(TESTS).parts for conftest in TESTS.rglob("conftest.py")
                if conftest.parent != TESTS and WIDE_SCOPE.search(conftest.read_text(encoding="utf-8"))}
     assert folders == set(SHARED_FIXTURE_FOLDERS)
+
+
+def test_scopes_are_files_except_the_shared_folders():
+    assert xdist_scope("tests/reliability/test_kill.py::test_a[x-1]") == "tests/reliability"
+    assert xdist_scope("tests/models/rewriting/test_router.py::test_tau") == "tests/models/rewriting"
+    assert xdist_scope("tests/models/test_other.py::test_b") == "tests/models/test_other.py"
+    assert xdist_scope("tests/test_e2e_cpu.py::test_c") == "tests/test_e2e_cpu.py"
+    assert xdist_scope("tests/ingest/rewriting/test_stage.py::T::test_d") == "tests/ingest/rewriting/test_stage.py"
