@@ -16,7 +16,10 @@
    (:mod:`ingest.retrieval.standin`: deterministic, 384-d, no model; nothing it yields is a result);
 5. ``rewrite``: the rewriting stage for S1 and the budget controls S1-pool100 and S1-ann4, three seeds,
    ``dense: hnsw`` (no reranker, no LLM strategies);
-6. ``marts``: ``dbt build`` of the staging views and every rewriting mart but the answer marts
+6. ``rewrite_rerun``: the same stage again in a new process: the vectors are stored and the HNSW graphs
+   persisted next to the warehouse (:func:`ingest.rewriting.ann.cached_index`), so nothing is embedded
+   or built again;
+7. ``marts``: ``dbt build`` of the staging views and every rewriting mart but the answer marts
    (bootstrap B = ``--boot``).
 
 Each stage runs in its own child process (``python bench_scale.py --stage NAME``), so its
@@ -50,7 +53,7 @@ SOURCES = (("slack", 275, 8, 80), ("gmail", 120, 40, 600), ("linear", 35, 30, 30
            ("confluence", 5, 300, 4000))
 STRATEGIES = ("S1", "S1-pool100", "S1-ann4")
 MARTS = "path:models/staging +tag:rewriting"  # every rewriting mart; the answer marts are excluded
-STAGES = ("generate", "load", "chunk", "embed", "rewrite", "marts")
+STAGES = ("generate", "load", "chunk", "embed", "rewrite", "rewrite_rerun", "marts")
 SENTENCE = 15  # words per sentence
 VOCAB = 6000
 COUNTED = ("documents", "chunks", "embeddings", "queries", "qrels", "rewrites", "rewrite_text_runs", "rewrite_runs",
@@ -162,7 +165,7 @@ def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:
             s = _settings()
             index = load_index(con, CORPUS, chunkset_name(s.chunk_tokens, s.chunk_overlap), emb, show_progress=False)
             return {"chunks": len(index.chunk_ids), "texts_embedded": emb.encoded}
-        if stage == "rewrite":
+        if stage in ("rewrite", "rewrite_rerun"):
             from ingest.rewriting.stage import rewrite_stage
 
             report = rewrite_stage(con, CORPUS, _settings(), embedder=STANDIN_NAME, show_progress=False)

@@ -101,8 +101,9 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
-    dense, pools, exact_flags = _dense(index, searches, vectors, ann)
-    seconds["dense"] = time.perf_counter() - t0
+    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann)
+    seconds["dense"] = time.perf_counter() - t0  # graphs included: built (ann_build) or loaded (ann_load)
+    seconds.update(graph_seconds)
 
     # one rerank + MMR per distinct (vector, rerank text, widened pool, graph); k = the most any use needs
     unique: dict[tuple, int] = {}
@@ -179,6 +180,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
     pools = [max(1, s.pool) for s in searches]  # a pool larger than the corpus returns every chunk
     graphs: dict[int, object] = {}
+    timing = {"ann_build": 0.0, "ann_load": 0.0}
     todo = list(range(len(searches)))
     while todo:
         retry = []
@@ -191,7 +193,10 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
                 if ann is None:
                     raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
                 if seed not in graphs:
-                    graphs[seed] = ann_index.build_index(index.vectors, seed, ann)
+                    t_graph = time.perf_counter()
+                    digest = index.digest() if index.graph_folder is not None else None
+                    graphs[seed], loaded = ann_index.cached_index(index.vectors, seed, ann, index.graph_folder, digest)
+                    timing["ann_load" if loaded else "ann_build"] += time.perf_counter() - t_graph
                 pos, scores = ann_index.search(graphs[seed], index.vectors, vectors[rows], pool, ann.ef_search)
             held = _distinct_per_row(index.doc_codes[pos])
             for i, p, sc, h in zip(rows, pos, scores, held.tolist()):
@@ -213,7 +218,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
         for rows, e in zip(groups, exact):
             for i in rows:
                 flags[i] = np.isin(dense[i][0], e)
-    return dense, pools, flags
+    return dense, pools, flags, timing
 
 
 def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float,

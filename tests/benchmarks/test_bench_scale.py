@@ -42,6 +42,11 @@ def test_json_shape_and_rows(bench):
     assert chunks > DOCS and out["results"]["embed"] == {"chunks": chunks, "texts_embedded": chunks}
     assert counts["embeddings"] == chunks + QUERIES  # every chunk once, every query once
     assert out["results"]["rewrite"]["texts_embedded"] == QUERIES  # the chunks were already stored
+    first, rerun = out["results"]["rewrite"]["steps"], out["results"]["rewrite_rerun"]["steps"]
+    assert first["ann_build"] > 0 and first["ann_load"] == 0  # 3 seeds' graphs + 3 x 3 more for S1-ann4, built
+    assert rerun["ann_build"] == 0 and rerun["ann_load"] > 0  # ... and loaded by the rerun
+    assert len(list((work / "scale.duckdb.ann").rglob("seed*.bin"))) == 12
+    assert out["results"]["rewrite_rerun"]["texts_embedded"] == 0
     con = duckdb.connect(str(work / "scale.duckdb"), read_only=True)
     per = dict(con.execute("SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' "
                            "GROUP BY strategy").fetchall())
