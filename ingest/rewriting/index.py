@@ -89,6 +89,7 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     vectors, _ = text_vectors(con, embedder, texts, [False] * len(texts), label=f"embedding {corpus} chunks",
                               show_progress=show_progress)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
-    warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    # fetchall, not fetchone: a partly fetched result would block the connection's next statement
+    warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     return ChunkIndex(np.array(chunk_ids, dtype=object), np.array(doc_ids, dtype=object), codes.astype(np.int64),
-                      documents, texts, vectors, graph_folder(warehouse and warehouse[0], corpus, embedder.spec.name, chunkset))
+                      documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset))
