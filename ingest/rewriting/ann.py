@@ -113,6 +113,40 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
     return graph, False
 
 
+def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,
+                   timing: dict[str, float], workers: int | None = None):
+    """Yield ``(seed, graph)`` for ``seeds`` in order (``None``: exact search, no graph), each graph from
+    :func:`cached_index`. Up to ``workers`` (default: the cores, at most 2) graphs are built at once, each
+    on one thread (hnswlib releases the GIL; a graph built on one thread is the same whichever thread
+    builds it), and at most ``workers`` are alive while one is searched, so memory holds a few graphs,
+    never all of a run's. ``timing["ann_build" | "ann_load"]`` adds each graph's own seconds (summed
+    over threads, so it can exceed the wall time)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(seed):
+        t = time.perf_counter()
+        graph, loaded = cached_index(vectors, seed, params, folder, digest)
+        return graph, loaded, time.perf_counter() - t
+
+    queue = [s for s in seeds if s is not None]
+    if None in seeds:
+        yield None, None
+    workers = max(1, min(workers or min(os.cpu_count() or 1, 2), len(queue) or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        pending = [(s, pool.submit(make, s)) for s in queue[:workers - 1]]
+        for k, seed in enumerate(queue):
+            if k + workers - 1 < len(queue):  # keep the next ones building while this one is searched
+                nxt = queue[k + workers - 1]
+                pending.append((nxt, pool.submit(make, nxt)))
+            _, future = pending.pop(0)
+            graph, loaded, seconds = future.result()
+            del future  # it holds the graph too
+            timing["ann_load" if loaded else "ann_build"] += seconds
+            yield seed, graph
+            del graph
+
+
 def search(index, vectors: np.ndarray, queries: np.ndarray, k: int, ef_search: int) -> tuple[np.ndarray, np.ndarray]:
     """Per query row, the graph's ``min(k, n)`` candidates as positions, re-scored exactly and ordered by
     score descending then position (module doc); returns ``(positions int64 (q, k'), scores float64)``."""

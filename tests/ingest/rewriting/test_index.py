@@ -15,8 +15,8 @@ CHUNKS = [("c/a", 0, 8, 17, "One two."), ("c/a", 1, 17, 23, "Three"), ("c/b", 0,
           ("c/c", 0, 8, 14, "Seven.")]
 
 
-def _warehouse():
-    con = connect(":memory:")
+def _warehouse(tmp_path):
+    con = connect(tmp_path / "w.duckdb")
     con.executemany("INSERT INTO documents VALUES (?, 'c', 'T', ?, NULL, NULL, 'f')", list(DOCS.items()))
     con.execute("INSERT INTO documents VALUES ('other/x', 'other', 'T', 'not this corpus', NULL, NULL, 'f')")
     con.executemany("INSERT INTO chunks VALUES ('s', ?, ?, ?, ?, ?, 1, NULL)",
@@ -25,8 +25,8 @@ def _warehouse():
     return con
 
 
-def test_chunk_texts_in_index_order_with_prefixes_for_any_block(monkeypatch):
-    con = _warehouse()
+def test_chunk_texts_in_index_order_with_prefixes_for_any_block(monkeypatch, tmp_path):
+    con = _warehouse(tmp_path)
     want = ([f"{d}#{k}" for d, k, *_ in CHUNKS], [d for d, *_ in CHUNKS],
             ["One two.", "Three", "Beta Four five six.", "Seven."])
     for block in (1, 2, 20_000):
@@ -34,8 +34,8 @@ def test_chunk_texts_in_index_order_with_prefixes_for_any_block(monkeypatch):
         assert chunk_texts(con, "c", "s") == want, block
 
 
-def test_fetch_vectors_in_blocks_keeps_the_order():
-    con = _warehouse()
+def test_fetch_vectors_in_blocks_keeps_the_order(tmp_path):
+    con = _warehouse(tmp_path)
     vectors = np.arange(15, dtype=np.float32).reshape(5, 3)
     store_embeddings(con, "e", [f"k{i}" for i in range(5)], vectors)
     keys = ["k3", "k0", "k4", "k3", "k1"]
