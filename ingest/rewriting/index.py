@@ -43,7 +43,7 @@ class ChunkIndex:
         if self._digest is None:
             h = hashlib.sha256("\n".join(self.chunk_ids.tolist()).encode("utf-8"))
             h.update(str(self.vectors.shape).encode())
-            h.update(np.ascontiguousarray(self.vectors, dtype=np.float32).tobytes())
+            h.update(np.ascontiguousarray(self.vectors, dtype=np.float32))  # the buffer itself, no bytes copy
             self._digest = h.hexdigest()
         return self._digest
 
