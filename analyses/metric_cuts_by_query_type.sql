@@ -9,7 +9,7 @@ inner join {{ ref('condition_means') }} as m
     on m.corpus = c.corpus and m.embedder = c.embedder and m.reranker = c.reranker
     and m.condition = c.condition and m.metric = c.metric
 where c.cut = 'query_type'
-    and c.metric = '{{ var("primary_metric") }}'
-    and c.embedder = '{{ var("primary_embedder") }}'
-    and c.reranker = '{{ var("primary_reranker") }}'
+    and c.metric = '{{ setting("primary_metric") }}'
+    and c.embedder = {{ stored_model(ref('metric_cuts'), 'embedder', setting('primary_embedder')) }}
+    and c.reranker = {{ stored_model(ref('metric_cuts'), 'reranker', setting('primary_reranker')) }}
 order by c.corpus, c.cut_value, c.condition

@@ -3,7 +3,7 @@ select c.corpus, c.condition, c.cut_value as topic_bucket, c.n_queries, c.mean_v
 from {{ ref('metric_cuts') }} as c
 where c.cut = 'topic_bucket'
     and c.cut_value <> '(none)'
-    and c.metric = '{{ var("primary_metric") }}'
-    and c.embedder = '{{ var("primary_embedder") }}'
-    and c.reranker = '{{ var("primary_reranker") }}'
+    and c.metric = '{{ setting("primary_metric") }}'
+    and c.embedder = {{ stored_model(ref('metric_cuts'), 'embedder', setting('primary_embedder')) }}
+    and c.reranker = {{ stored_model(ref('metric_cuts'), 'reranker', setting('primary_reranker')) }}
 order by c.corpus, c.cut_value, c.condition

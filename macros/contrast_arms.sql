@@ -20,7 +20,7 @@ select
     control::varchar as control,
     null::varchar as control_system
 from {{ ref('contrast_family') }}
-{%- for d in var('declared_contrasts', []) %}
+{%- for d in setting('declared_contrasts') %}
 union all
 select {{ sql_text(d['contrast']) }}, 'declared', {{ sql_text(d['treatment']) }}, {{ sql_text(d.get('treatment_system')) }},
     {{ sql_text(d['control']) }}, {{ sql_text(d.get('control_system')) }}

@@ -3,5 +3,5 @@
     B (var rewriting_bootstrap_b) and seed (var rewriting_bootstrap_seed). Returns the UDF's STRUCT
     (estimate, ci_low, ci_high, p_value, se, n, n_clusters, n_far). -#}
 {% macro rewriting_bootstrap(values) -%}
-paired_bootstrap({{ values }}, {{ var('rewriting_bootstrap_b') }}, {{ var('rewriting_bootstrap_seed') }})
+paired_bootstrap({{ values }}, {{ setting('rewriting_bootstrap_b') }}, {{ setting('rewriting_bootstrap_seed') }})
 {%- endmacro %}

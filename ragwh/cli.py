@@ -35,6 +35,12 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from ragwh import __version__
+
+        typer.echo(f"ragwh {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -43,6 +49,7 @@ def _options(
         None, "--workdir", file_okay=False,
         help="directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
              "(default $RAGWH_WORKDIR, else the current directory)"),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="print the version and exit"),
 ) -> None:
     """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""
     from warehouse.paths import WORKDIR_ENV
@@ -62,6 +69,7 @@ COMMAND_MODULES = [
     "ragwh.commands.induce",
     "ragwh.commands.generate",
     "ragwh.commands.imports",
+    "ragwh.commands.warehouse",
 ]
 
 for _name in COMMAND_MODULES:

@@ -9,8 +9,9 @@ from typing import Iterable, Iterator
 
 import duckdb
 
+from warehouse.identity import check_file
 from warehouse.paths import warehouse_path
-from warehouse.schema import ensure_schema
+from warehouse.schema import BOOKKEEPING
 
 NEXT_WAREHOUSE = "pass another --warehouse FILE"
 #: A DuckDB database file carries this magic at byte offset 8 (after the header checksum).
@@ -62,8 +63,9 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     need loaded data pass False, so a missing file is an error and none is created.
 
     Raises :class:`WarehouseError` (one line: the file, the cause, what to do) when the file is held
-    by another process, is a directory, is empty or is not a DuckDB database, or is missing and may
-    not be created."""
+    by another process, is a directory, is empty or is not a DuckDB database, is another application's
+    DuckDB database, is an empty database opened read-only, has an older or newer schema version
+    (:func:`warehouse.identity.check_file`), or is missing and may not be created."""
     target = warehouse_path(path)
     create = not read_only if create is None else create
     if target.is_dir():
@@ -85,8 +87,11 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
         con = duckdb.connect(str(target), read_only=read_only)
     except duckdb.Error as exc:
         raise open_error(target, exc) from None
-    if not read_only:
-        ensure_schema(con)
+    try:
+        check_file(con, target, read_only=read_only)
+    except BaseException:
+        con.close()
+        raise
     from udfs.register import register_all
 
     register_all(con)
@@ -94,7 +99,8 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
 
 
 def discard_if_empty(path: str | os.PathLike | None) -> bool:
-    """Delete the warehouse file (and its WAL) when none of its tables holds a row: what a command
+    """Delete the warehouse file (and its WAL) when none of its data tables holds a row (the
+    bookkeeping tables -- schema version, experiments, settings -- do not count): what a command
     that created the file and then failed calls, so that it leaves no new file behind. Returns
     whether the file was deleted. The caller must have closed its connection."""
     target = warehouse_path(path)
@@ -103,7 +109,8 @@ def discard_if_empty(path: str | os.PathLike | None) -> bool:
     con = duckdb.connect(str(target), read_only=True)
     try:
         tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()]
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
+            if r[0] not in BOOKKEEPING]
         rows = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
     finally:
         con.close()

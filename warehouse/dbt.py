@@ -70,6 +70,43 @@ def _release_duckdb() -> None:
     DuckDBConnectionManager.close_all_connections()
 
 
+#: What rebuilds rows whose parent rows are gone (a corpus reloaded or rechunked outside ``ragwh run``).
+REPAIR = ("`ragwh run --config <the experiment>` reloads what its config names and reruns every stage that "
+          "depends on a changed table")
+_ORPHANS_SHOWN = 3
+
+
+def orphan_rows(warehouse: Path, nodes: list[Any]) -> str:
+    """One line per failed relationships test: the child model and column, the parent, how many child
+    values have no parent and the first :data:`_ORPHANS_SHOWN` of them (the test's own compiled query,
+    run read-only on the warehouse after dbt let it go)."""
+    import duckdb
+
+    lines = []
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        for node in nodes:
+            kwargs = node.test_metadata.kwargs
+            child = (getattr(node, "attached_node", None) or getattr(node, "file_key_name", "") or "?").split(".")[-1]
+            where = f"{child}.{kwargs.get('column_name')} -> {_ref_name(kwargs.get('to'))}.{kwargs.get('field')}"
+            try:
+                rows = con.execute(f"SELECT DISTINCT from_field FROM ({node.compiled_code}) ORDER BY 1").fetchall()
+            except Exception as exc:  # the query could not be rerun here (e.g. a UDF): name the test only
+                lines.append(f"  orphans {where}: not listed ({type(exc).__name__})")
+                continue
+            shown = ", ".join(repr(r[0]) for r in rows[:_ORPHANS_SHOWN]) + (", ..." if len(rows) > _ORPHANS_SHOWN else "")
+            lines.append(f"  orphans {where}: {len(rows)} value(s) without a parent row: {shown}")
+    finally:
+        con.close()
+    return "\n".join(lines)
+
+
+def _ref_name(to: Any) -> str:
+    """``ref('stg_documents')`` -> ``stg_documents``."""
+    text = str(to)
+    return text.split("'")[1] if text.count("'") >= 2 else text
+
+
 def dbt_args(command: str, select: str | None, vars: dict[str, Any] | None, extra: list[str] | None = None) -> list[str]:
     """The argument list passed to ``dbtRunner().invoke`` (also what a user would type after ``dbt``):
     dbt's target and log directories are ``target/`` and ``logs/`` under the working directory unless
@@ -96,12 +133,15 @@ def run_dbt(
     extra: list[str] | None = None,
     quiet: bool = True,
     progress: bool = True,
+    repair: str | None = None,
 ) -> DbtResult:
     """Invoke ``dbt <command> [--select SELECT] --vars VARS`` on ``warehouse``.
 
     ``progress`` draws a bar over dbt's nodes (models, seeds, tests) as they finish.
     Raises :class:`DbtError` naming each failing node (model, test or seed) with dbt's message, or
-    the exception dbt raised (bad project, unreachable file), and how to reproduce it by hand.
+    the exception dbt raised (bad project, unreachable file), and how to reproduce it by hand. A failed
+    ``relationships`` test also names its orphan rows (:func:`orphan_rows`) and the command that
+    rebuilds them (``repair``, default :data:`REPAIR`).
     """
     from dbt.cli.main import dbtRunner
 
@@ -128,6 +168,7 @@ def run_dbt(
             _release_duckdb()
     statuses: dict[str, str] = {}
     failures: list[str] = []
+    orphans: list[Any] = []  # failed relationships tests: their rows are named below
     for node_result in getattr(result.result, "results", None) or []:
         node = getattr(node_result, "node", None)
         name = getattr(node, "unique_id", None) or getattr(node, "name", "?")
@@ -135,6 +176,8 @@ def run_dbt(
         statuses[name] = status
         if status in _BAD:
             failures.append(f"  {name}: {status}: {(node_result.message or '').strip()[:500]}")
+            if status == "fail" and getattr(getattr(node, "test_metadata", None), "name", None) == "relationships":
+                orphans.append(node)
     skipped = sum(1 for s in statuses.values() if s == "skipped")
     if not result.success or result.exception is not None:
         hint = (
@@ -145,7 +188,17 @@ def run_dbt(
             raise DbtError(f"dbt {command} failed: {type(result.exception).__name__}: {result.exception}\n{hint}")
         log = args[args.index("--log-path") + 1] if "--log-path" in args else "logs"
         detail = "\n".join(failures[:20]) if failures else f"  (no node reported a failure; see {log}/dbt.log)"
+        if orphans:
+            detail += "\n" + orphan_rows(path, orphans) + f"\n  repair: {repair or REPAIR}"
         more = f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else ""
         more += f"\n  ({skipped} downstream node(s) skipped)" if skipped else ""
         raise DbtError(f"dbt {command} --select {select} failed on {len(failures)} node(s):\n{detail}{more}\n{hint}")
     return DbtResult(command=args, statuses=statuses)
+
+
+def setting_defaults() -> dict[str, Any]:
+    """dbt_project.yml's ``setting_defaults``: every experiment setting the models read (macro setting)
+    and its default."""
+    import yaml
+
+    return dict(yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]["setting_defaults"])

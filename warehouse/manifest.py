@@ -93,8 +93,9 @@ def stored_fingerprint(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -
 
 def stored_stage(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> tuple[str, str | None] | None:
     """``(fingerprint, output digest)`` stored for ``(stage, scope)``, or None."""
-    return con.execute("SELECT fingerprint, output_digest FROM stage_manifest WHERE stage = ? AND scope = ?",
-                       [stage, scope]).fetchone()
+    rows = con.execute("SELECT fingerprint, output_digest FROM stage_manifest WHERE stage = ? AND scope = ?",
+                       [stage, scope]).fetchall()  # fetched to the end: no result left pending on the connection
+    return rows[0] if rows else None
 
 
 def record(con: duckdb.DuckDBPyConnection, stage: str, scope: str, fingerprint: str, detail: str, seconds: float,

@@ -119,6 +119,16 @@ TABLES: dict[str, str] = {
         prompt_tokens INTEGER,          -- tokens the model read / wrote, as the backend reports them
         completion_tokens INTEGER,      -- (NULL where a backend does not report them)
         finish_reason VARCHAR           -- 'stop' | 'length' (cut at max_tokens); NULL where the backend does not say""",
+    "llm_failures": """
+        cache_key VARCHAR NOT NULL,     -- the key the answer would have been cached under (never cached)
+        model VARCHAR NOT NULL,
+        prompt_name VARCHAR NOT NULL,
+        prompt_version VARCHAR NOT NULL,
+        item_id VARCHAR NOT NULL,
+        backend VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        reason VARCHAR NOT NULL,        -- 'empty' | 'unusable' (the stage could not use it)
+        response_text VARCHAR NOT NULL  -- what the backend answered""",
     "induction_log": """
         structure VARCHAR NOT NULL,
         doc_id VARCHAR NOT NULL,
@@ -237,7 +247,43 @@ TABLES: dict[str, str] = {
         finished_at TIMESTAMP NOT NULL,
         output_digest VARCHAR           -- digest of the stage's output rows when it finished;
                                         -- a stage is skipped only while they still match (NULL: rerun)""",
+    # --- identity: which experiment the warehouse holds (warehouse/identity.py) ------------------------
+    "experiments": """
+        experiment_id INTEGER NOT NULL, -- 1, 2, ... in the order the runs started
+        name VARCHAR NOT NULL,          -- the config's name
+        study VARCHAR NOT NULL,         -- 'chunking' (arXiv 2610.10170) | 'rewriting' (arXiv 2609.05637)
+        config_file VARCHAR NOT NULL,   -- where the config was read from
+        config_json VARCHAR NOT NULL,   -- the resolved config (defaults filled in, CLI overrides applied)
+        config_hash VARCHAR NOT NULL,   -- sha256 of config_json
+        source_json VARCHAR NOT NULL,   -- the YAML mapping as read, CLI overrides applied (re-parsed by `ragwh report`)
+        overrides_json VARCHAR NOT NULL,-- the CLI overrides ({"limit": 3, "precision": "fp32"}; {} when none)
+        project_version VARCHAR NOT NULL,
+        git_commit VARCHAR,             -- HEAD of the checkout ('-dirty' when it had changes); NULL outside git
+        packages_json VARCHAR NOT NULL, -- versions of duckdb, dbt-core, dbt-duckdb, torch, sentence-transformers, transformers
+        precision VARCHAR NOT NULL,     -- asked for (auto | fp32 | bf16) -> computed on this machine, e.g. 'auto -> bf16'
+        device VARCHAR NOT NULL,        -- 'cpu' or 'cuda (<device name>)'
+        started_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,          -- NULL while running (or when the process was killed)
+        status VARCHAR NOT NULL,        -- running | finished | failed
+        detail VARCHAR                  -- why it failed""",
+    "experiment_settings": """
+        name VARCHAR NOT NULL,          -- a key of dbt_project.yml's setting_defaults (macro setting)
+        value_json VARCHAR NOT NULL,    -- its value as JSON
+        study VARCHAR NOT NULL,         -- the study whose run wrote it
+        experiment_id INTEGER NOT NULL  -- experiments.experiment_id of that run""",
+    "warehouse_meta": """
+        key VARCHAR NOT NULL,           -- 'schema_version'
+        value VARCHAR NOT NULL""",
 }
+
+#: Version of the layout above. Bump it when a loaded table changes; `ragwh upgrade` brings an older
+#: warehouse to it (additive changes) and every other command refuses an older one (warehouse/identity.py).
+#: 1: before the warehouse recorded a version (no experiments / experiment_settings / warehouse_meta);
+#: 2: the experiment identity tables.
+SCHEMA_VERSION = 2
+#: Tables that describe the warehouse rather than hold loaded data (a run that failed before loading
+#: anything leaves no warehouse file even though it wrote them).
+BOOKKEEPING = ("experiments", "experiment_settings", "warehouse_meta")
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.corpora.beir import read_jsonl
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.jsonl import iter_jsonl
+from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 from udfs.metrics.squad import contains_answer, normalize_answer
 
@@ -81,10 +82,10 @@ def build_ambignq(questions: Path, passages: Path | str | None, corpus: str = "a
     source = passages_file(passages)
     if not questions.is_file():
         raise IngestError(str(questions), None, "questions file not found")
-    built = FlatCorpus(corpus, meta={"ambignq_passages": str(source)})
+    built = FlatCorpus(corpus, (str(questions), str(source)), meta={"ambignq_passages": str(source)})
     texts: dict[str, str] = {}  # doc_id -> normalized text
     ids: set[str] = set()
-    for number, rec in read_jsonl(source, ("_id", "text")):
+    for number, rec in iter_jsonl(source, ("_id", "text")):
         built.count("ambignq_passages", "input")
         doc_id = f"{corpus}/{rec['_id']}"
         if doc_id in ids:
@@ -105,7 +106,7 @@ def build_ambignq(questions: Path, passages: Path | str | None, corpus: str = "a
         for token in set(text.split()):
             postings[token].add(doc_id)
     try:
-        records = json.loads(questions.read_text(encoding="utf-8"))
+        records = json.loads(read_text(questions))
     except json.JSONDecodeError as exc:
         raise IngestError(str(questions), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(records, list):

@@ -14,7 +14,6 @@ and qrels naming unknown queries or documents raise :class:`IngestError` with fi
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +21,7 @@ from typing import Iterator
 import duckdb
 
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.jsonl import iter_jsonl
 from ingest.corpora.utf8 import lines
 from ingest.errors import IngestError
 
@@ -32,20 +32,8 @@ def corpus_name(directory: Path, corpus: str | None) -> str:
 
 
 def read_jsonl(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, record)``; blank lines are skipped, anything else malformed raises."""
-    if not path.is_file():
-        raise IngestError(str(path), None, "file not found", "a BEIR directory holds corpus.jsonl, queries.jsonl, qrels/")
-    for number, line in lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(str(path), f"line {number}", f"invalid JSON: {exc.msg}") from None
-        missing = [k for k in required if not isinstance(record.get(k), str)]
-        if missing:
-            raise IngestError(str(path), f"line {number}", f"missing or non-string field(s) {missing}")
-        yield number, record
+    """Yield ``(line number, record)`` of a BEIR-layout JSONL file (:func:`ingest.corpora.jsonl.iter_jsonl`)."""
+    return iter_jsonl(path, required, "a BEIR directory holds corpus.jsonl, queries.jsonl, qrels/")
 
 
 def read_qrels(path: Path) -> Iterator[tuple[int, str, str, int]]:

@@ -23,7 +23,10 @@ Queries: questions with ``expected_doc_ids`` (the 30 ``info_not_found`` / ``high
 none: ``unanswerable``, not loaded); qrels = the expected documents present in the corpus (relevance 1);
 an expected document the corpus lacks is counted (``erb_qrels`` ``missing_doc``) and quarantined, and a
 question none of whose documents is present is not loaded (``no_judged_document``); ``gold_answer`` is
-the query's gold answer (``query_answers``). ``query_type`` = ``question_type``.
+the query's gold answer (``query_answers``; funnel ``erb_answers``: a missing or blank one is counted
+``no_gold_answer``, one that is not a string -- a number, a list -- is ``not_a_string`` and quarantined, and
+the query is loaded without an answer). ``query_type`` = ``question_type``. A load that would leave no
+document or no query is refused before anything is written (the corpus keeps what it had).
 """
 from __future__ import annotations
 
@@ -35,8 +38,9 @@ from typing import Iterator
 
 import duckdb
 
-from ingest.corpora.beir import read_jsonl
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
+from ingest.corpora.jsonl import iter_jsonl, json_kind
+from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
 _EXPORT_NAME = re.compile(r"^(dsid_[0-9a-f]{32})__.*\.txt$")
@@ -65,17 +69,17 @@ def iter_documents(root: Path, built: FlatCorpus) -> Iterator[tuple[str, str, st
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         if path.name == "corpus.jsonl":
-            for number, rec in read_jsonl(path, ("_id", "text")):
+            for number, rec in iter_jsonl(path, ("_id", "text")):
                 yield rec["_id"], str(rec.get("title") or "").strip(), rec["text"].strip(), f"{path}:{number}"
             continue
         m = _EXPORT_NAME.match(path.name)
         if m:
-            text = _read_text(path)
+            text = read_text(path)
             title, _, body = text.partition("\n")
             yield m.group(1), title.strip(), body.strip(), str(path)
         elif path.suffix == ".json":
             try:
-                data = json.loads(_read_text(path))
+                data = json.loads(read_text(path))
             except json.JSONDecodeError as exc:
                 raise IngestError(str(path), f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
             if isinstance(data, dict) and isinstance(data.get("dataset_doc_uuid"), str):
@@ -86,13 +90,6 @@ def iter_documents(root: Path, built: FlatCorpus) -> Iterator[tuple[str, str, st
             built.count("erb_documents", "not_a_document")
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise IngestError(str(path), None, f"not UTF-8 ({exc.reason})") from None
-
-
 def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: str = "enterprise_rag") -> FlatCorpus:
     """Read the questions and the documents into a :class:`FlatCorpus` (no warehouse access)."""
     questions = Path(questions)
@@ -100,7 +97,7 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
         raise IngestError(str(questions), None, "questions file not found")
     if documents is None or not Path(documents).exists():
         raise IngestError(str(documents or questions.parent), None, "no EnterpriseRAG-Bench documents", NO_CORPUS)
-    built = FlatCorpus(corpus, meta={"erb_documents": str(documents)})
+    built = FlatCorpus(corpus, (str(questions), str(documents)), meta={"erb_documents": str(documents)})
     merged: dict[str, dict] = {}  # dsid -> {title, body, source}
     for dsid, title, body, source in iter_documents(Path(documents), built):
         built.count("erb_documents", "input")
@@ -125,7 +122,7 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
         built.count("erb_documents", "kept")
 
     seen: set[str] = set()
-    for number, rec in read_jsonl(questions, ("question_id", "question", "question_type")):
+    for number, rec in iter_jsonl(questions, ("question_id", "question", "question_type")):
         qid = rec["question_id"]
         expected = rec.get("expected_doc_ids")
         if not isinstance(expected, list) or not all(isinstance(d, str) for d in expected):
@@ -154,8 +151,17 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
         for dsid in judged:
             built.add_qrel(query_id, f"{corpus}/{dsid}", 1)
         answer = rec.get("gold_answer")
+        built.count("erb_answers", "input")
         if isinstance(answer, str) and answer.strip():
             built.add_answers(query_id, [answer])
+            built.count("erb_answers", "kept")
+        elif answer is None or isinstance(answer, str):
+            built.count("erb_answers", "no_gold_answer")
+        else:  # a number, list or object: loaded without an answer, never silently
+            built.count("erb_answers", "not_a_string")
+            built.quarantine_record(f"{questions}:{number}", qid, "erb_answers",
+                                    f"gold_answer is {json_kind(answer)}, not a string: the query is loaded "
+                                    "without a gold answer")
         built.count("erb_questions", "kept")
     return built
 

@@ -14,7 +14,7 @@ from collections import Counter
 import duckdb
 import pyarrow as pa
 
-from ingest.errors import no_documents
+from ingest.errors import no_documents, no_queries
 from warehouse.db import replace_where, transaction
 from warehouse.schema import arrow_schema
 
@@ -78,11 +78,14 @@ def _table(name: str, rows: list[dict]) -> pa.Table:
 def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict:
     """Replace the corpus's documents, paragraphs, queries, qrels, gold answers, evidence (none), its
     funnel and quarantine stages and meta keys in one transaction; return the row counts and the funnel.
-    Refused (:func:`ingest.errors.no_documents`, nothing written) when no document is left."""
+    Refused (:func:`ingest.errors.no_documents` / :func:`ingest.errors.no_queries`, nothing written) when
+    no document or no query is left."""
     corpus, prefix = built.corpus, built.corpus + "/"
     stages = sorted(built.funnel)
     if not built.documents:
         raise no_documents(list(built.sources), corpus, {s: dict(built.funnel[s]) for s in stages})
+    if not built.queries:
+        raise no_queries(list(built.sources), corpus, {s: dict(built.funnel[s]) for s in stages})
     funnel = pa.table({
         "corpus": [corpus] * sum(len(built.funnel[s]) for s in stages),
         "stage": [s for s in stages for _ in built.funnel[s]],

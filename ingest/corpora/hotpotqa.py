@@ -15,8 +15,10 @@ title with the same body across questions is one document (``duplicate``); the s
 a query (``query_type`` = its ``type``); its distinct supporting-fact titles are its qrels with
 relevance 1.
 
-Funnel stages: ``hotpotqa_questions`` (input, beyond_limit, kept), ``hotpotqa_paragraphs`` (input,
-duplicate, conflicting_title, empty_text, kept). A malformed file or record raises
+Funnel stages: ``hotpotqa_questions`` (input, beyond_limit, empty_question [quarantined: a blank
+question is not loaded, nor its paragraphs], kept), ``hotpotqa_paragraphs`` (input, duplicate,
+conflicting_title, empty_text, empty_title [quarantined: documents are named by title], kept). A load
+that would leave no document or no query is refused before anything is written. A malformed file or record raises
 :class:`IngestError` naming the file and the line (JSON syntax) or record (index and ``_id``).
 """
 from __future__ import annotations
@@ -81,10 +83,19 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
         if rec["_id"] in seen_ids:
             raise _record_error(path, index, rec, "duplicate _id")
         seen_ids.add(rec["_id"])
+        if not rec["question"].strip():
+            built.count("hotpotqa_questions", "empty_question")
+            built.quarantine_record(str(path), f"{index} (_id {rec['_id']!r})", "hotpotqa_questions",
+                                    "the question is empty or whitespace: not loaded, nor its paragraphs")
+            continue
         for title, sentences in rec["context"]:
             built.count("hotpotqa_paragraphs", "input")
             body = "".join(sentences).strip()
-            if not body:
+            if not title.strip():
+                built.count("hotpotqa_paragraphs", "empty_title")
+                built.quarantine_record(str(path), f"{title!r} (question {rec['_id']})", "hotpotqa_paragraphs",
+                                        "empty title: a document is named by its title")
+            elif not body:
                 built.count("hotpotqa_paragraphs", "empty_text")
                 built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
                                         "empty text")
@@ -103,7 +114,8 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
         built.count("hotpotqa_questions", "kept")
         for title in sorted({f[0] for f in rec["supporting_facts"]}):
             if title not in bodies:
-                raise _record_error(path, index, rec, f"supporting-fact paragraph {title!r} has no text")
+                raise _record_error(path, index, rec, f"supporting-fact paragraph {title!r} was not loaded "
+                                    "(empty text or title; see the quarantine)")
             built.add_qrel(query_id, f"{corpus}/{title}", 1)
     return built
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import duckdb
 
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest, Sampling
-from ingest.llm.cache import LLMCache, LLMCacheMiss, cache_key
+from ingest.llm.cache import LLMCache, LLMCacheMiss, LLMFailedShare, cache_key
 from ingest.llm.config import LLMConfig, load_llm_config
 from ingest.llm.prompts import Prompt, load_prompt
 
 __all__ = [
-    "Completion", "LLMBackend", "LLMCache", "LLMCacheMiss", "LLMConfig", "LLMError", "LLMRequest", "Prompt", "Sampling",
+    "Completion", "LLMBackend", "LLMCache", "LLMCacheMiss", "LLMFailedShare", "LLMConfig", "LLMError", "LLMRequest", "Prompt", "Sampling",
     "as_llm", "cache_key", "load_llm_config", "load_prompt", "make_backend", "open_llm",
 ]
 
@@ -46,7 +46,8 @@ def open_llm(con: duckdb.DuckDBPyConnection, backend: LLMBackend | None = None,
         backend = make_backend(config)
     model = backend.model if backend is not None else config.model
     return LLMCache(con, backend, model=model, replay_only=config.replay_only,
-                    commit_every=config.commit_every, seed=config.seed, progress=progress)
+                    commit_every=config.commit_every, seed=config.seed, progress=progress,
+                    max_failed_share=config.max_failed_share)
 
 
 def as_llm(con: duckdb.DuckDBPyConnection, llm: LLMCache | LLMBackend | None,

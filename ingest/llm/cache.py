@@ -9,8 +9,16 @@ the item. The API key is never part of a request, so it is never stored.
 
 Each row also keeps the answer's ``finish_reason`` (``stop`` | ``length``; NULL when the backend does
 not say) and its ``prompt_tokens`` / ``completion_tokens`` (NULL when not reported), so a cached answer
-that was cut at ``max_tokens`` is still known to be cut. ``cut`` and ``empty`` count the answers (cached
-or new) that were cut or empty; the stages count them in their funnels and handle them.
+that was cut at ``max_tokens`` is still known to be cut. ``cut`` counts the answers (cached or new)
+that were cut; the stages count them in their funnels and handle them.
+
+Failed calls are never cached: an answer that is empty after trimming, or that the calling stage cannot
+use (its ``usable`` test, e.g. a rewrite answer with no question in it), is returned to the stage (which
+falls back as it would) but goes to ``llm_failures`` with its reason, not to ``llm_calls``; a stored
+answer that fails the test (written before this rule) is a miss too. So the next run asks for exactly
+those requests again, once each (no retry loop within a run; a server that keeps failing keeps them
+failed). When more than ``max_failed_share`` of one :meth:`LLMCache.complete` call's answers failed,
+it raises :class:`LLMFailedShare` (one line) after storing the good answers.
 """
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
-from typing import Sequence
+from typing import Callable, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -33,6 +41,14 @@ log = logging.getLogger(__name__)
 
 class LLMCacheMiss(LLMError):
     """Replay-only mode met a request that was never answered."""
+
+
+class LLMFailedShare(LLMError):
+    """More than ``max_failed_share`` of one call's answers were empty or unusable."""
+
+
+def _non_empty(text: str) -> bool:
+    return bool(text.strip())
 
 
 def cache_key(model: str, request: LLMRequest) -> str:
@@ -52,7 +68,8 @@ class LLMCache:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, backend: LLMBackend | None, *, model: str | None = None,
-                 replay_only: bool = False, commit_every: int = 64, seed: int = 20260710, progress: bool = True):
+                 replay_only: bool = False, commit_every: int = 64, seed: int = 20260710, progress: bool = True,
+                 max_failed_share: float = 1.0):
         if backend is None and not replay_only:
             raise ValueError("LLMCache needs a backend unless replay_only is set")
         self.model = model or (backend.model if backend is not None else "")
@@ -70,6 +87,8 @@ class LLMCache:
         self.hits = 0
         self.cut = 0
         self.empty = 0
+        self.failed = 0
+        self.max_failed_share = max_failed_share
 
     @property
     def backend_name(self) -> str:
@@ -81,14 +100,19 @@ class LLMCache:
         window = self.backend.context_window() if self.backend is not None else None
         return window is None or self.backend.prompt_tokens(messages) + max_tokens <= window
 
-    def generate(self, requests: Sequence[LLMRequest], label: str = "LLM calls") -> list[str]:
+    def generate(self, requests: Sequence[LLMRequest], label: str = "LLM calls",
+                 usable: Callable[[str], bool] | None = None) -> list[str]:
         """The answer text of each request, in order (see :meth:`complete`)."""
-        return [c.text for c in self.complete(requests, label)]
+        return [c.text for c in self.complete(requests, label, usable)]
 
-    def complete(self, requests: Sequence[LLMRequest], label: str = "LLM calls") -> list[Completion]:
-        """One completion per request, in order; identical requests are answered once."""
+    def complete(self, requests: Sequence[LLMRequest], label: str = "LLM calls",
+                 usable: Callable[[str], bool] | None = None) -> list[Completion]:
+        """One completion per request, in order; identical requests are answered once. ``usable(text)``:
+        whether the stage can use an answer (default: not empty after trimming); one that is not is a
+        failed call (module doc)."""
+        usable = usable or _non_empty
         keys = [cache_key(self.model, r) for r in requests]
-        stored = self._lookup(sorted(set(keys)))
+        stored = {k: c for k, c in self._lookup(sorted(set(keys))).items() if usable(c.text)}
         first_of: dict[str, LLMRequest] = {}
         for k, r in zip(keys, requests):
             if k not in stored and k not in first_of:
@@ -101,6 +125,7 @@ class LLMCache:
                 f"replay-only: {len(missing)} request(s) not in llm_calls, first: {names} "
                 f"(unset {ENV['replay_only']} / drop --replay-only to generate them, with model {self.model!r})")
         pending = list(first_of.items())
+        failed_now: dict[str, Completion] = {}
         if pending:
             with Progress(disable=not self.progress) as bar:
                 task = bar.add_task(f"{label} ({self.backend_name}, {len(pending)} to generate)", total=len(pending))
@@ -110,16 +135,28 @@ class LLMCache:
                     if len(answers) != len(batch) or not all(isinstance(a, Completion) for a in answers):
                         raise LLMError(f"backend {self.backend_name} returned {len(answers)} answers for "
                                        f"{len(batch)} requests (one Completion per request expected)")
-                    self._store(batch, answers)
-                    stored.update({k: a for (k, _), a in zip(batch, answers)})
+                    good = [i for i, a in enumerate(answers) if usable(a.text)]
+                    self._store([batch[i] for i in good], [answers[i] for i in good],
+                                [(batch[i], answers[i]) for i in range(len(batch)) if i not in set(good)])
+                    stored.update({k: a for (k, _), a in zip(batch, answers) if usable(a.text)})
+                    failed_now.update({k: a for (k, _), a in zip(batch, answers) if not usable(a.text)})
                     self.calls += len(batch)
                     bar.advance(task, len(batch))
-        out = [stored[k] for k in keys]
+        out = [stored[k] if k in stored else failed_now[k] for k in keys]
+        failed = [r for r, k in zip(requests, keys) if k not in stored]
+        self.failed += len(failed)
+        if failed and len(failed) > self.max_failed_share * len(requests):
+            raise LLMFailedShare(
+                f"{label}: {len(failed)} of {len(requests)} answers failed (empty or unusable; first: "
+                f"{failed[0].item_id}), more than llm.max_failed_share = {self.max_failed_share:g}; they are not "
+                f"cached, so the next run asks for them again: check the server ({self.backend_name}) and the model "
+                f"{self.model!r}")
         cut = [r for r, c in zip(requests, out) if c.cut]
         empty = [r for r, c in zip(requests, out) if not c.text.strip()]
         self.cut += len(cut)
         self.empty += len(empty)
-        for what, which in (("cut at max_tokens", cut), ("empty", empty)):
+        for what, which in (("cut at max_tokens", cut), ("empty", empty),
+                            ("failed (empty or unusable; not cached, asked again next run)", failed)):
             if which:
                 log.warning("%s: %d of %d answers %s (first: %s, %s)", label, len(which), len(out), what,
                             which[0].item_id, which[0].prompt)
@@ -138,7 +175,10 @@ class LLMCache:
             self.con.unregister("_llm_keys")
         return {k: Completion(*v) for k, *v in rows}
 
-    def _store(self, batch: list[tuple[str, LLMRequest]], answers: list[Completion]) -> None:
+    def _store(self, batch: list[tuple[str, LLMRequest]], answers: list[Completion],
+               failures: list[tuple[tuple[str, LLMRequest], Completion]] = ()) -> None:
+        """Cache ``answers`` (replacing any stored row of their keys: an unusable answer stored before) and
+        record ``failures`` in ``llm_failures``, in one transaction."""
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         table = pa.table({
             "cache_key": [k for k, _ in batch],
@@ -154,10 +194,26 @@ class LLMCache:
             "completion_tokens": pa.array([a.completion_tokens for a in answers], pa.int32()),
             "finish_reason": pa.array([a.finish_reason for a in answers], pa.string()),
         })
+        failed = pa.table({
+            "cache_key": [k for (k, _), _ in failures],
+            "model": [self.model] * len(failures),
+            "prompt_name": [r.prompt_name for (_, r), _ in failures],
+            "prompt_version": [r.prompt_version for (_, r), _ in failures],
+            "item_id": [r.item_id for (_, r), _ in failures],
+            "backend": [self.backend_name] * len(failures),
+            "created_at": pa.array([now] * len(failures), pa.timestamp("us")),
+            "reason": ["empty" if not a.text.strip() else "unusable" for _, a in failures],
+            "response_text": [a.text for _, a in failures],
+        })
         with transaction(self.con):
-            self.con.register("_llm_rows", table)
-            try:
-                cols = ", ".join(table.column_names)
-                self.con.execute(f"INSERT INTO llm_calls ({cols}) SELECT {cols} FROM _llm_rows")
-            finally:
-                self.con.unregister("_llm_rows")
+            for name, rows, replace in (("llm_calls", table, True), ("llm_failures", failed, False)):
+                if not rows.num_rows:
+                    continue
+                self.con.register("_llm_rows", rows)
+                try:
+                    if replace:
+                        self.con.execute("DELETE FROM llm_calls WHERE cache_key IN (SELECT cache_key FROM _llm_rows)")
+                    cols = ", ".join(rows.column_names)
+                    self.con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM _llm_rows")
+                finally:
+                    self.con.unregister("_llm_rows")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
+from ingest.llm.yamlfile import load_yaml
 
 BACKENDS = ("openai", "vllm", "transformers")
 #: default answer-length caps (model tokens) of the LLM stages
@@ -53,6 +53,9 @@ class LLMConfig:
     - ``structured``: structured output for prompts that have an answer schema (structure induction):
       ``True`` the backend must enforce the schema, ``False`` free text as before, ``None`` (auto, the
       default) enforced where the backend can (:mod:`ingest.llm.structured`).
+    - ``max_failed_share``: the largest share of a stage's answers (per strategy and seed in the
+      rewriting stage) that may be failed calls -- empty, or unusable for the prompt -- before the stage
+      stops with an error (default 0.5). Failed answers are never cached: a rerun asks for them again.
     """
 
     backend: str = "openai"
@@ -71,6 +74,7 @@ class LLMConfig:
     transformers: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: Mapping[str, int] = field(default_factory=dict)
     structured: bool | None = None
+    max_failed_share: float = 0.5
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -89,39 +93,117 @@ class LLMConfig:
         return int(self.max_tokens.get(stage, STAGE_MAX_TOKENS[stage]))
 
 
-def _truthy(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+class LLMConfigError(ValueError):
+    """A bad ``llm:`` value (``key``) or ``RAGWH_LLM_*`` environment variable (``variable``): the message
+    names the place (``llm.<key>`` or the variable) and the problem; a config reader adds its file."""
+
+    def __init__(self, key: str, problem: str, variable: str | None = None):
+        self.key, self.problem, self.variable = key, problem, variable
+        super().__init__(f"{f'environment variable {variable}' if variable else f'llm.{key}'}: {problem}")
 
 
-def _tristate(value: str) -> bool | None:
-    """``RAGWH_LLM_STRUCTURED``: ``auto`` is None (the backend decides), else true or false."""
-    return None if value.strip().lower() == "auto" else _truthy(value)
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: key -> (test, what it must be): every field of :class:`LLMConfig` but ``backend``, ``api_key``, ``max_tokens``
+_RULES: dict[str, tuple[Any, str]] = {
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "base_url": (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string"),
+    "timeout_s": (lambda v: _number(v) and v > 0, "a number > 0"),
+    "max_retries": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
+    "backoff_s": (lambda v: _number(v) and v >= 0, "a number >= 0"),
+    "backoff_max_s": (lambda v: _number(v) and v >= 0, "a number >= 0"),
+    "concurrency": (lambda v: _integer(v) and v >= 1, "an integer >= 1"),
+    "seed": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
+    "commit_every": (lambda v: _integer(v) and v >= 1, "an integer >= 1"),
+    "replay_only": (lambda v: isinstance(v, bool), "true or false"),
+    "vllm": (lambda v: isinstance(v, Mapping), "a mapping"),
+    "transformers": (lambda v: isinstance(v, Mapping), "a mapping"),
+    "structured": (lambda v: v in (True, False, None, "auto"), "true, false, auto or null"),
+    "max_failed_share": (lambda v: _number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+}
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def check_llm_value(key: str, value: Any, variable: str | None = None) -> None:
+    """Raise :class:`LLMConfigError` unless ``value`` is valid for the ``llm:`` key ``key``."""
+    if key == "backend":
+        if value not in BACKENDS:
+            raise LLMConfigError(key, f"{value!r} is not one of {', '.join(BACKENDS)}", variable)
+        return
+    if key == "max_tokens":
+        if not isinstance(value, Mapping):
+            raise LLMConfigError(key, f"expected a mapping of {', '.join(STAGE_MAX_TOKENS)}, got {value!r}", variable)
+        for stage, cap in value.items():
+            if stage not in STAGE_MAX_TOKENS:
+                raise LLMConfigError(f"max_tokens.{stage}", f"unknown stage (known: {', '.join(STAGE_MAX_TOKENS)})")
+            if not (_integer(cap) and cap >= 1):
+                raise LLMConfigError(f"max_tokens.{stage}", f"expected an integer >= 1, got {cap!r}")
+        return
+    test, what = _RULES[key]
+    if not test(value):
+        raise LLMConfigError(key, f"expected {what}, got {value!r}", variable)
+
+
+def _from_env(key: str, variable: str, text: str) -> Any:
+    """The value of ``key`` the environment variable gives (flags: 1/0, true/false, yes/no, on/off)."""
+    if key in ("replay_only", "structured"):
+        flag = text.strip().lower()
+        if key == "structured" and flag == "auto":
+            return None
+        if flag not in _FLAGS:
+            raise LLMConfigError(key, f"{text!r} is not one of {', '.join(_FLAGS)}"
+                                 + (" or auto" if key == "structured" else ""), variable)
+        return _FLAGS[flag]
+    return text
+
+
+def check_llm_settings(values: Mapping[str, Any], env: Mapping[str, str] | None = None,
+                       allow_none: bool = False) -> dict[str, Any]:
+    """Check the ``llm:`` mapping ``values`` and the ``RAGWH_LLM_*`` variables of ``env`` key by key
+    (unknown keys, types, ranges; an API key in the mapping); return the merged values (environment
+    over mapping). ``allow_none``: ``backend: none`` (no LLM stage) is accepted. Raises
+    :class:`LLMConfigError` naming the key or the variable."""
+    env = os.environ if env is None else env
+    if "api_key" in values:
+        raise LLMConfigError("api_key", f"never put an API key in a config: set {ENV['api_key']} in the environment")
+    known = {f.name for f in dataclasses.fields(LLMConfig)} - {"api_key"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise LLMConfigError(str(unknown[0]), f"unknown key (known: {', '.join(sorted(known))})")
+    merged = dict(values)
+    for key, value in values.items():
+        if not (key == "backend" and allow_none and value == "none"):
+            check_llm_value(key, value)
+    for key, variable in ENV.items():
+        if env.get(variable):
+            merged[key] = _from_env(key, variable, env[variable])
+            if key != "api_key" and not (key == "backend" and allow_none and merged[key] == "none"):
+                check_llm_value(key, merged[key], variable)
+    if merged.get("structured") == "auto":
+        merged["structured"] = None
+    return merged
 
 
 def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
                     env: Mapping[str, str] | None = None) -> LLMConfig:
     """Build the config from an experiment config (a mapping, or a YAML file with an ``llm:`` key)
-    and the environment (``os.environ`` unless ``env`` is given)."""
+    and the environment (``os.environ`` unless ``env`` is given); every value is checked
+    (:func:`check_llm_settings`)."""
     env = os.environ if env is None else env
     if isinstance(config, (str, os.PathLike)):
         path = Path(config)
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
         if not isinstance(loaded, Mapping):
             raise ValueError(f"{path}: the experiment config must be a YAML mapping")
         config = loaded.get("llm", {}) or {}
     values = dict(config or {})
-    if "api_key" in values:
-        raise ValueError(f"do not put the API key in the experiment config: set {ENV['api_key']} in the environment")
-    known = {f.name for f in dataclasses.fields(LLMConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown llm config keys {unknown}; known: {sorted(known - {'api_key'})}")
-    for key, var in ENV.items():
-        if env.get(var):
-            values[key] = {"replay_only": _truthy, "structured": _tristate}.get(key, str)(env[var])
-    if values.get("structured") == "auto":
-        values["structured"] = None
-    if values.get("backend") == "none":
+    if values.get("backend") == "none" and not env.get(ENV["backend"]):
         raise ValueError(f"the experiment config has llm.backend: none; set it (or {ENV['backend']}) to one of "
                          f"{', '.join(BACKENDS)} to run an LLM stage")
-    return LLMConfig(**values)
+    return LLMConfig(**check_llm_settings(values, env))

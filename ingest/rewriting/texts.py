@@ -50,6 +50,15 @@ def requests_for(strategy: Strategy, queries: list[tuple[str, str]], seed: int,
     return out
 
 
+def usable_for(strategy: Strategy, settings: RewriteSettings):
+    """Whether an answer gives the strategy at least one text (a question line, or a passage): one that
+    does not is a failed call (:class:`ingest.llm.LLMCache`: not cached, asked again by the next run)."""
+    if strategy.form == "questions":
+        n = settings.variants_of(strategy.name)
+        return lambda answer: bool(question_lines(answer, n)[0])
+    return lambda answer: bool(passage_text(answer)[0])
+
+
 def strategy_texts(strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings,
                    llm: LLMCache | None) -> list[QueryTexts]:
     """Screened candidates (:func:`ingest.rewriting.variants.screen`) of every query for one strategy and seed."""
@@ -60,7 +69,7 @@ def strategy_texts(strategy: Strategy, queries: list[tuple[str, str]], seed: int
         raise ValueError(f"strategy {strategy.name} needs an LLM and none is configured (llm.backend: none)")
     per_query = requests_for(strategy, queries, seed, settings)
     flat = [r for rs in per_query for r in rs]
-    answers = iter(llm.generate(flat, label=f"{strategy.name} seed {seed}"))
+    answers = iter(llm.generate(flat, label=f"{strategy.name} seed {seed}", usable=usable_for(strategy, settings)))
     out = []
     for (query_id, text), requests in zip(queries, per_query):
         counts: Counter = Counter()

@@ -10,14 +10,41 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ragwh.experiment.config.chunking import ConfigError, load_config
+from ragwh.experiment.config.chunking import ConfigError
 from warehouse.paths import reports_dir, workdir
 
 export_app = typer.Typer(help="Export runs for other tools.", no_args_is_help=True)
 
 
+def experiment_config(con, config: Optional[Path], path: Path, console: Console):
+    """The config a report or the tables are written for: ``config`` when it is the warehouse's experiment
+    (re-read with that run's command-line overrides), the recorded experiment's without one (the demo's
+    when no run is recorded); a foreign or changed config exits 1 with its one line."""
+    import json
+
+    from ragwh.experiment.config.rewriting import load_experiment
+    from ragwh.experiment.identity import IdentityError, check_config, recorded_config
+    from warehouse.identity import latest_experiment
+
+    try:
+        if config is None and latest_experiment(con) is not None:
+            return recorded_config(con, path)[0]
+        cfg = load_experiment(config)
+        row = check_config(con, cfg, path) if config is not None else None
+        if row is not None and row["overrides_json"] != "{}":  # what the run ran: its --limit, --precision
+            cfg = load_experiment(config, json.loads(row["overrides_json"]))
+        return cfg
+    except ConfigError as exc:
+        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2)
+    except IdentityError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
+
+
 def report_command(
-    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: "
+                                          "the warehouse's own experiment, as its last `ragwh run` recorded it)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
     out: Optional[Path] = typer.Option(None, "--out", help="HTML file to write (default reports/<experiment>.html)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="also write every figure there as SVG and PDF"),
@@ -25,24 +52,26 @@ def report_command(
     """Write the self-contained HTML report of the experiment from the warehouse's marts."""
     from warehouse.db import connect
     from ragwh.experiment.pipeline.chunking import Pipeline
-    from ragwh.experiment.report import write_report
+    from ragwh.experiment.config.rewriting import RewritingConfig
+    from ragwh.experiment.report import write_report, write_rewriting_report
+    from warehouse.paths import warehouse_path
 
     console = Console()
+    path = warehouse_path(warehouse)
+    con = connect(path, read_only=True)  # an empty, foreign or older file ends here with its one line
     try:
-        cfg = load_config(config)
-    except ConfigError as exc:
-        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2)
-    pipeline = Pipeline(cfg, data=None, warehouse=warehouse, console=console)
-    runnable, skipped = cfg.runnable_conditions()
-    pipeline.not_run_reasons(runnable, skipped)
-    con = connect(pipeline.warehouse, read_only=True)
-    try:
-        path = write_report(con, cfg, out or reports_dir() / f"{cfg.name}.html", not_run=pipeline.outcome.not_run,
-                            figures=figures)
+        cfg = experiment_config(con, config, path, console)
+        target = out or reports_dir() / f"{cfg.name}.html"
+        if isinstance(cfg, RewritingConfig):
+            result = write_rewriting_report(con, cfg, target, figures=figures)
+        else:
+            pipeline = Pipeline(cfg, data=None, warehouse=path, console=console)
+            runnable, skipped = cfg.runnable_conditions()
+            pipeline.not_run_reasons(runnable, skipped)
+            result = write_report(con, cfg, target, not_run=pipeline.outcome.not_run, figures=figures)
     finally:
         con.close()
-    console.print(f"report: {escape(str(path))}")
+    console.print(f"report: {escape(str(result))}")
 
 
 @export_app.command("trec")
@@ -105,28 +134,27 @@ def export_tables_command(
     fmt: list[str] = typer.Option(["latex", "csv", "markdown"], "--format", help="latex | csv | markdown (repeatable)"),
     out: Optional[Path] = typer.Option(None, "--out", help="directory for the table files (default exports/tables/)"),
     figures: Optional[Path] = typer.Option(None, "--figures", help="also write every report figure there as SVG and PDF"),
-    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: the demo)"),
+    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML the warehouse was built with (default: "
+                                          "the warehouse's own experiment)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Write the papers' tables (chunking Table 1 and 2; the rewriting study's) from the marts."""
-    from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment
+    from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.pipeline.chunking import Pipeline
     from ragwh.experiment.tables import export_tables
     from warehouse.db import connect
+    from warehouse.paths import warehouse_path
 
     console = Console()
+    path = warehouse_path(warehouse)
+    con = connect(path, read_only=True)  # an empty, foreign or older file ends here with its one line
     try:
-        cfg = load_experiment(config)
-    except ConfigError as exc:
-        console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2)
-    not_run: dict[str, str] = {}
-    if not isinstance(cfg, RewritingConfig):
-        pipeline = Pipeline(cfg, data=None, warehouse=warehouse, console=console)
-        pipeline.not_run_reasons(*cfg.runnable_conditions())
-        not_run = pipeline.outcome.not_run
-    con = connect(warehouse, read_only=True)
-    try:
+        cfg = experiment_config(con, config, path, console)
+        not_run: dict[str, str] = {}
+        if not isinstance(cfg, RewritingConfig):
+            pipeline = Pipeline(cfg, data=None, warehouse=path, console=console)
+            pipeline.not_run_reasons(*cfg.runnable_conditions())
+            not_run = pipeline.outcome.not_run
         result = export_tables(con, cfg, out or workdir() / "exports" / "tables", formats=fmt, figures=figures, not_run=not_run)
     except ValueError as exc:
         console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)

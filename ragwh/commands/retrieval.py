@@ -25,13 +25,21 @@ def _runs_table(title: str, reports: list[dict]):
     return table
 
 
-def _run(what: str, warehouse: str | None, stage, errors: tuple[type[Exception], ...]) -> dict:
-    """Open the warehouse, return ``stage(con)``'s report; an expected failure exits 1 with its message."""
+def _run(what: str, warehouse: str | None, stage, errors: tuple[type[Exception], ...], *, corpus: str | None = None,
+         conditions: list[str] | None = None) -> dict:
+    """Open the warehouse, return ``stage(con)``'s report; an expected failure (or an unknown ``corpus``
+    or condition) exits 1 with its message."""
+    from ragwh.experiment.names import UnknownName, check_conditions, check_corpus
     from warehouse.db import connect
 
     con = connect(warehouse, create=False)
     try:
+        check_corpus(con, corpus)
+        check_conditions(conditions)
         return stage(con)
+    except UnknownName as exc:
+        Console().print(f"[red]{what} failed:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
     except errors as exc:
         Console().print(f"[red]{what} failed:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
@@ -58,7 +66,7 @@ def embed_command(
         report = embed_stage(con, embedder, corpus=corpus, precision=precision)
         return {**report, "truncation": truncation_summary(con, report["embedder"], corpus, None)}
 
-    r = _run("embed", warehouse, stage, (EmbedError, EmbedderError))
+    r = _run("embed", warehouse, stage, (EmbedError, EmbedderError), corpus=corpus)
     console.print(f"embedder [bold]{escape(r['embedder'])}[/bold] (dim {r['dim']}): {r['requested']} texts requested, "
                   f"{r['unique']} unique, {r['already_stored']} already stored, {r['embedded']} embedded")
     table = Table(title="condition texts longer than the embedder's window (truncated: the model never reads the rest)")
@@ -87,7 +95,7 @@ def retrieve_command(
     r = _run("retrieve", warehouse,
              lambda con: retrieve_stage(con, embedder, k=k, conditions=condition or None, corpus=corpus,
                                         precision=precision),
-             (RetrieveError, EmbedError, EmbedderError))
+             (RetrieveError, EmbedError, EmbedderError), corpus=corpus, conditions=condition)
     console.print(_runs_table(f"top-{r['k']} runs, embedder {r['embedder']}", r["conditions"]))
     for name in r["empty"]:
         console.print(f"[yellow]{escape(name)}: no chunks in int_condition_texts, nothing retrieved[/yellow]")
@@ -113,7 +121,7 @@ def rerank_command(
     r = _run("rerank", warehouse,
              lambda con: rerank_stage(con, reranker, embedder, corpus=corpus, conditions=condition or None,
                                       precision=precision, embedder_precision=embedder_precision),
-             (RerankError, EmbedError, EmbedderError))
+             (RerankError, EmbedError, EmbedderError), corpus=corpus, conditions=condition)
     console.print(_runs_table(f"reranked top-{r['depth']} runs", r["conditions"]))
     console.print(f"scores produced by cross-encoder [bold]{escape(r['reranker'])}[/bold] over first-stage runs of "
                   f"{escape(r['embedder'])} ({r['pairs_scored']} (query, text) pairs scored)")
@@ -143,7 +151,7 @@ def bm25_command(
         console.print(f"[red]bm25 failed:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     r = _run("bm25", warehouse, lambda con: bm25_stage(con, settings, k=k, conditions=condition or None, corpus=corpus),
-             (RetrieveError, EmbedError))
+             (RetrieveError, EmbedError), corpus=corpus, conditions=condition)
     console.print(_runs_table(f"BM25 top-{r['k']} runs ({r['system']})", r["conditions"]))
     for cond, reason in r["not_run"].items():
         console.print(f"[yellow]{escape(cond)}: not run for BM25: {escape(reason)}[/yellow]")

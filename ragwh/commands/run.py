@@ -1,7 +1,6 @@
 """``ragwh run``: the whole experiment, resumable, ending with a printed summary and the report."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +21,8 @@ def run_command(
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"),
     report: Optional[Path] = typer.Option(None, "--report", help="report HTML file (default reports/<experiment>.html)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
+    precision: Optional[str] = typer.Option(None, "--precision", help="override every model's precision: auto | fp32 | bf16 "
+                                            "(the stored model names carry it, e.g. all-MiniLM-L6-v2@bf16)"),
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
     from warehouse.db import discard_if_empty
@@ -31,24 +32,24 @@ def run_command(
     console = Console()
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
         console = Console(width=160)
+    overrides = {k: v for k, v in (("limit", limit), ("precision", precision)) if v is not None}
     try:
-        cfg = load_experiment(config)
+        cfg = load_experiment(config, overrides)
     except ConfigError as exc:
         console.print(f"[red]config error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
+    try:
+        check_llm(cfg)
+    except Exception as exc:  # ingest.llm.LLMError: what to install, before any banner
+        console.print(f"[red]run failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
     if isinstance(cfg, RewritingConfig):  # study: rewriting (ragwh/experiment/pipeline/rewriting.py)
         from ragwh.commands.run_rewriting import run_rewriting
 
-        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, limit=limit, report=report)
+        run_rewriting(console, cfg, data=data_dir(data), warehouse=warehouse, overrides=overrides, report=report)
         return
-    if limit is not None:
-        unsupported = sorted({c.loader for c in cfg.corpora} - {"qasper", "hotpotqa"})
-        if unsupported:
-            console.print("[red]--limit applies to qasper and hotpotqa corpora only, not "
-                          f"{escape(', '.join(unsupported))}[/]")
-            raise typer.Exit(2)
-        cfg = dataclasses.replace(cfg, limit=limit)
     pipeline = Pipeline(cfg, data=data_dir(data), warehouse=warehouse, report_path=report, console=console)
+    pipeline.overrides = overrides
     existed = pipeline.warehouse.exists()
     _ = pipeline.con  # open it now: a warehouse that cannot be opened fails before anything is printed
     banners = [b for b, on in ((DEMO_BANNER, cfg.demo), (_tiny_banner(cfg), cfg.llm.tiny)) if on]
@@ -64,6 +65,22 @@ def run_command(
     print_summary(console, pipeline)
     for banner in banners:
         console.print(Panel(banner, style="bold yellow"))
+
+
+def check_llm(cfg) -> None:
+    """Raise ``LLMError`` (what to install) when the config's local LLM cannot run here: checked before
+    the tiny-model banner, so a missing extra is the first thing said. Replay-only runs load no model."""
+    from ingest.llm import LLMError, load_llm_config
+    from ingest.llm.local_models import check_local_backend
+
+    if cfg.llm.backend != "transformers":
+        return
+    try:
+        config = load_llm_config({"backend": cfg.llm.backend, **cfg.llm.settings})
+    except LLMError:
+        return  # the stage reports a bad LLM setting with its own message
+    if not config.replay_only:
+        check_local_backend(cfg.llm.model)
 
 
 def _tiny_banner(cfg) -> str:

@@ -1,7 +1,6 @@
 """``ragwh run`` for ``study: rewriting`` configs: the pipeline, then its stage table, funnel, row counts and report."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import typer
@@ -14,7 +13,7 @@ from ragwh.experiment.config.rewriting import RewritingConfig
 
 
 def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, warehouse: Path | None,
-                  limit: int | None, report: Path | None = None) -> None:
+                  overrides: dict, report: Path | None = None) -> None:
     """Run the rewriting pipeline; failures exit 1 with the stage's one-line message (a run that failed
     before loading anything leaves no new warehouse file)."""
     from warehouse.db import discard_if_empty
@@ -23,12 +22,11 @@ def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, 
     from ragwh.experiment.pipeline.chunking import PipelineError
     from ragwh.experiment.pipeline.rewriting import RewritingPipeline
 
-    if limit is not None:  # the first N questions of every hotpotqa corpus
-        cfg = dataclasses.replace(cfg, limit=limit)
     banner = cfg.tiny_model_label
     if banner:
         console.print(Panel(banner, style="bold yellow"))
     pipeline = RewritingPipeline(cfg, data=data, warehouse=warehouse, report_path=report, console=console)
+    pipeline.overrides = overrides  # --limit: the first N questions of every hotpotqa corpus
     existed = pipeline.warehouse.exists()
     _ = pipeline.con  # open it now: a warehouse that cannot be opened fails before anything runs
     try:

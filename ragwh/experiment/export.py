@@ -120,6 +120,15 @@ def export_trec(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | P
     ``corpus`` and ``embedder`` may be omitted when the condition's runs have exactly one."""
     if level not in LEVELS:
         raise ExportError(f"level {level!r} unknown: use one of {', '.join(LEVELS)}")
+    from ragwh.experiment.names import UnknownName, resolve_model, stored
+
+    try:  # a bare model name means its stored precision variant (all-MiniLM-L6-v2 -> all-MiniLM-L6-v2@bf16)
+        if embedder is not None:
+            embedder = resolve_model(embedder, stored(con, "runs", "embedder"), "embedder")
+        if reranker != "none":
+            reranker = resolve_model(reranker, stored(con, "runs", "reranker"), "reranker")
+    except UnknownName as exc:
+        raise ExportError(str(exc)) from None
     cells = con.execute(
         "SELECT DISTINCT corpus, embedder FROM runs WHERE condition = ? AND reranker = ? "
         "AND (? IS NULL OR corpus = ?) AND (? IS NULL OR embedder = ?) ORDER BY ALL",

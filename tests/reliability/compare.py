@@ -3,8 +3,10 @@
 Two warehouses are equal when they hold the same base tables with the same columns, and every table
 has the same multiset of rows: ``A EXCEPT ALL B`` and ``B EXCEPT ALL A`` are both empty. Columns
 that record when or how long something ran (TIMESTAMP columns, ``stage_manifest.seconds`` and its
-one-line ``detail`` log message, which counts what *this* run embedded) are left out; nothing else is.
-Views are not compared: they are functions of the tables.
+one-line ``detail`` log message, which counts what *this* run embedded) are left out, and so are the
+``experiments`` log (one row per run: a rerun adds one) and which run wrote a setting
+(``experiment_settings.experiment_id``); nothing else is. Views are not compared: they are functions of
+the tables.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from pathlib import Path
 import duckdb
 
 #: Non-timestamp columns that describe a run rather than the data: (table, column).
-TIMING_COLUMNS = {("stage_manifest", "seconds"), ("stage_manifest", "detail")}
+TIMING_COLUMNS = {("stage_manifest", "seconds"), ("stage_manifest", "detail"), ("experiment_settings", "experiment_id")}
+#: Tables that log runs rather than hold data.
+RUN_LOGS = {"experiments"}
 
 
 def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tuple[str, str]]]:
@@ -24,7 +28,8 @@ def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tup
         "ORDER BY c.table_name, c.ordinal_position", [catalog]).fetchall()
     out: dict[str, list[tuple[str, str]]] = {}
     for table, column, dtype in rows:
-        out.setdefault(table, []).append((column, dtype))
+        if table not in RUN_LOGS:
+            out.setdefault(table, []).append((column, dtype))
     return out
 
 

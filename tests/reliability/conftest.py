@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.cli import ragwh
-from tests.reliability.inputs import base_loads
+from tests.reliability.inputs import base_loads, rewriting_loads
 
 
 def clean_report(clean_demo: Path) -> Path:
@@ -33,6 +33,18 @@ def base(clean_demo, tmp_path_factory) -> Path:
     path = folder / "base.duckdb"
     shutil.copy(clean_demo, path)
     for args in base_loads(folder):
+        result = ragwh("ingest", *args, "--warehouse", path)
+        assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture(scope="session")
+def base_rewriting(base, tmp_path_factory) -> Path:
+    """The base warehouse plus the tiny EnterpriseRAG-Bench ('erb') and AmbigNQ ('anq') corpora."""
+    folder = tmp_path_factory.mktemp("base_rewriting")
+    path = folder / "base_rewriting.duckdb"
+    shutil.copy(base, path)
+    for args in rewriting_loads(folder):
         result = ragwh("ingest", *args, "--warehouse", path)
         assert result.exit_code == 0, result.output
     return path

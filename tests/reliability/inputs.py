@@ -57,3 +57,42 @@ def base_loads(folder: Path) -> list[list[str]]:
     return [["beir", str(write_beir(folder / "beir_mini")), "--corpus", "mini"],
             ["hotpotqa", str(write_hotpot(folder / "hotpot.json")), "--corpus", "hp"],
             ["wikipedia", str(write_wiki(folder / "wiki.jsonl")), "--corpus", "wiki"]]
+
+
+# the rewriting study's other loaders: EnterpriseRAG-Bench (questions + a BEIR-slice corpus.jsonl) and
+# AmbigNQ (a JSON list of questions + passages in BEIR corpus layout)
+ERB_QUESTIONS = [{"question_id": "e1", "question_type": "basic", "source_types": ["slack"], "question": "Alpha?",
+                  "expected_doc_ids": ["dsid_a"], "gold_answer": "alpha"},
+                 {"question_id": "e2", "question_type": "basic", "source_types": ["slack"], "question": "Zeta?",
+                  "expected_doc_ids": ["dsid_b"], "gold_answer": "zeta"}]
+ERB_DOCUMENTS = [{"_id": "dsid_a", "title": "A", "text": "Alpha beta."}, {"_id": "dsid_b", "title": "B", "text": "Zeta eta."}]
+AMBIGNQ_QUESTIONS = [{"id": "a1", "question": "Which letter?", "annotations": [{"type": "singleAnswer", "answer": ["alpha"]}]},
+                     {"id": "a2", "question": "Which one?", "annotations": [{"type": "singleAnswer", "answer": ["zeta"]}]}]
+
+
+def write_lines(path: Path, lines: list) -> Path:
+    """Each item a line: a str as it is, anything else as JSON."""
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def write_erb(folder: Path, questions=ERB_QUESTIONS, documents=ERB_DOCUMENTS) -> tuple[Path, Path]:
+    """``(questions.jsonl, documents folder)`` of a tiny EnterpriseRAG-Bench corpus."""
+    (folder / "docs").mkdir(parents=True, exist_ok=True)
+    write_lines(folder / "docs" / "corpus.jsonl", documents)
+    return write_lines(folder / "questions.jsonl", questions), folder / "docs"
+
+
+def write_ambignq(folder: Path, questions=AMBIGNQ_QUESTIONS, passages=ERB_DOCUMENTS) -> tuple[Path, Path]:
+    """``(questions JSON, passages corpus.jsonl)`` of a tiny AmbigNQ corpus."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "questions.json").write_text(json.dumps(questions))
+    return folder / "questions.json", write_lines(folder / "corpus.jsonl", passages)
+
+
+def rewriting_loads(folder: Path) -> list[list[str]]:
+    """The tiny EnterpriseRAG-Bench ('erb') and AmbigNQ ('anq') corpora, as `ragwh ingest` arguments."""
+    erb_q, erb_docs = write_erb(folder / "erb")
+    anq_q, anq_p = write_ambignq(folder / "anq")
+    return [["enterprise-rag", str(erb_q), "--documents", str(erb_docs), "--corpus", "erb"],
+            ["ambignq", str(anq_q), "--passages", str(anq_p), "--corpus", "anq"]]

@@ -102,7 +102,7 @@ def w_bad_jsonl_line(tmp):
     lines = path.read_text().splitlines()
     lines[1] = lines[1][:40]
     path.write_text("\n".join(lines) + "\n")
-    return ["wikipedia", path, "--corpus", "wiki"], f"{path}, record line 2: malformed JSON"
+    return ["wikipedia", path, "--corpus", "wiki"], f"{path}, record line 2: invalid JSON"
 
 
 def w_missing_wikitext(tmp):

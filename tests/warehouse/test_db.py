@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from warehouse.db import WarehouseError, connect, discard_if_empty
+from warehouse.identity import upgrade
+from warehouse.schema import SCHEMA_VERSION
 
 HOLDER = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()"
 
@@ -88,9 +90,47 @@ def test_an_older_warehouse_gains_the_induction_log_columns_with_its_rows_kept(t
                 "status VARCHAR NOT NULL, n_sections INTEGER, detail VARCHAR NOT NULL)")
     old.execute("INSERT INTO induction_log VALUES ('induced:llm', 'qasper/1', 'failed', NULL, 'no JSON')")
     old.close()
+    # every command refuses it with how to upgrade; the upgrade keeps its rows and adds what is missing
+    with pytest.raises(WarehouseError, match=r"schema version 1, older than .* `ragwh upgrade --warehouse"):
+        connect(path)
+    with pytest.raises(WarehouseError, match="schema version 1"):
+        connect(path, read_only=True)
+    raw = duckdb.connect(str(path))
+    try:
+        assert upgrade(raw) == (1, SCHEMA_VERSION)
+    finally:
+        raw.close()
     con = connect(path)
     try:
         assert con.execute("SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log").fetchall() == [
             ("qasper/1", "failed", None, None, None)]
+        assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [(str(SCHEMA_VERSION),)]
     finally:
         con.close()
+
+
+def test_empty_foreign_and_newer_databases_are_one_line_errors(tmp_path):
+    import duckdb
+
+    empty, foreign, newer = (tmp_path / f"{n}.duckdb" for n in ("empty", "foreign", "newer"))
+    duckdb.connect(str(empty)).close()
+    raw = duckdb.connect(str(foreign))
+    raw.execute("CREATE TABLE orders (id INTEGER)")
+    raw.close()
+    connect(newer).close()
+    raw = duckdb.connect(str(newer))
+    raw.execute("UPDATE warehouse_meta SET value = '99'")
+    raw.close()
+    with pytest.raises(WarehouseError, match=r"empty DuckDB database \(no tables\): build it first"):
+        connect(empty, read_only=True)
+    for read_only in (True, False):
+        with pytest.raises(WarehouseError, match=r"not a ragwarehouse warehouse \(it holds orders\)"):
+            connect(foreign, read_only=read_only)
+        with pytest.raises(WarehouseError, match="schema version 99, written by a newer ragwh"):
+            connect(newer, read_only=read_only)
+    raw = duckdb.connect(str(foreign))
+    assert [r[0] for r in raw.execute("SHOW TABLES").fetchall()] == ["orders"]  # nothing was written into it
+    raw.close()
+    connect(empty).close()  # a writable connection makes an empty database a warehouse
+    con = connect(empty, read_only=True)
+    con.close()

@@ -40,7 +40,7 @@ import pyarrow as pa
 from ingest.corpora.qasper.questions import QUESTION_REASONS, EvidenceMatcher, judge_question
 from ingest.corpora.qasper.records import SourcedPaper, merge_papers
 from ingest.corpora.qasper.text import flatten_paper
-from ingest.errors import no_documents
+from ingest.errors import no_documents, no_queries
 from ingest.structure.segments import build_sections, verify_sections
 from warehouse.db import replace_structured_corpus, replace_where, transaction
 from warehouse.schema import arrow_schema
@@ -136,6 +136,8 @@ def load_qasper(con: duckdb.DuckDBPyConnection, files: list[Path], corpus: str =
     t = built.tables
     if t["documents"].num_rows == 0:
         raise no_documents([str(f) for f in files], corpus, {s: dict(built.funnel[s]) for s in ("records", "papers")})
+    if t["queries"].num_rows == 0:
+        raise no_queries([str(f) for f in files], corpus, {s: dict(built.funnel[s]) for s in ("papers", "questions")})
     with transaction(con):
         replace_where(con, "evidence", "starts_with(query_id, ?)", [corpus + "/"], t["evidence"])
         replace_where(con, "queries", "corpus = ?", [corpus], t["queries"])

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ingest.corpora.jsonl import iter_jsonl
 from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
@@ -89,9 +90,9 @@ def split_from_filename(path: Path) -> str | None:
 def read_papers(path: Path) -> list[Paper]:
     """Every paper record of one file, in file order (see the module docstring for the layouts)."""
     name = str(path)
-    content = read_text(path)
     if path.suffix.lower() == ".jsonl":
-        return [_parse_record(name, record_id, obj, None) for record_id, obj in _jsonl_objects(name, content)]
+        return [_parse_record(name, record_id, obj, None) for record_id, obj in _jsonl_objects(path)]
+    content = read_text(path)
     try:
         data = json.loads(content)
     except json.JSONDecodeError as exc:
@@ -144,17 +145,10 @@ def merge_papers(files: list[Path]) -> tuple[list[SourcedPaper], list[Conflict],
     return merged, conflicts, counts
 
 
-def _jsonl_objects(name: str, content: str) -> Iterator[tuple[str, Any]]:
-    for lineno, line in enumerate(content.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(name, f"line {lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})",
-                              "fix or re-download the file") from None
+def _jsonl_objects(path: Path) -> Iterator[tuple[str, Any]]:
+    for lineno, obj in iter_jsonl(path):
         record_id = f"line {lineno}"
-        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+        if isinstance(obj.get("id"), str):
             record_id += f" (paper {obj['id']})"
         yield record_id, obj
 

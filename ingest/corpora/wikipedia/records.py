@@ -18,13 +18,13 @@ or mistyped field, a page id that is not a non-negative integer, a page id seen 
 from __future__ import annotations
 
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ingest.corpora.jsonl import iter_jsonl
 from ingest.errors import IngestError
 
 _REDIRECT = re.compile(r"\s*#redirect\b", re.IGNORECASE)
@@ -47,12 +47,11 @@ def read_records(path: Path) -> list[WikiRecord]:
     path = Path(path)
     if not path.is_file():
         raise IngestError(str(path), None, "file not found", "pass a MediaWiki XML export or a JSONL file")
-    raw = path.read_bytes()
     suffix = path.suffix.lower()
     if suffix == ".xml":
-        records = _read_xml(path, raw)
+        records = _read_xml(path, path.read_bytes())
     elif suffix in (".jsonl", ".json"):
-        records = _read_jsonl(path, raw)
+        records = _read_jsonl(path)
     else:
         raise IngestError(str(path), None, f"unknown file type {suffix!r}", "expected .xml or .jsonl")
     if not records:
@@ -135,24 +134,10 @@ def _xml_page(path: Path, page: ET.Element, position: int) -> WikiRecord:
     )
 
 
-def _read_jsonl(path: Path, raw: bytes) -> list[WikiRecord]:
+def _read_jsonl(path: Path) -> list[WikiRecord]:
     records: list[WikiRecord] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
+    for number, obj in iter_jsonl(path):
         where = f"line {number}"
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise IngestError(str(path), where, f"not valid UTF-8 at byte {exc.start} of the line ({exc.reason})",
-                              "re-encode the file as UTF-8") from None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise IngestError(str(path), where, f"malformed JSON: {exc.msg} (column {exc.colno})",
-                              "each line must be one JSON object") from None
-        if not isinstance(obj, dict):
-            raise IngestError(str(path), where, f"expected a JSON object, got {type(obj).__name__}")
         title = obj.get("title")
         record = f"{where} (page {title!r})" if isinstance(title, str) and title.strip() else where
         for field in ("title", "page_id", "wikitext"):

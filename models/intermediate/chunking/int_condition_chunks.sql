@@ -1,7 +1,7 @@
 {{ config(tags=['conditions']) }}
 -- One row per (condition, chunk) a condition indexes, with the prefix placed before the content.
 --   chunkset: fixed | doc | 'structural:' || structure, where structure 'induced' resolves to
---             'induced:' || var('inducer') (default texttiling) and 'gold' stays 'gold';
+--             'induced:' || setting('inducer') (default texttiling) and 'gold' stays 'gold';
 --   prefix:   '' (0 tokens) for prefix_kind 'none'; otherwise the chunk_prefixes row of that kind at
 --             depth prefix_depth (llm_context and title rows have depth 0; DOC's title prefix is BEIR's
 --             title || ' ', so a document is embedded as title, a space, its text).
@@ -20,7 +20,7 @@ with conditions as (
         retrieval,
         case chunking
             when 'structural' then 'structural:'
-                || case structure when 'induced' then 'induced:{{ var("inducer") }}' else structure end
+                || case structure when 'induced' then 'induced:{{ setting("inducer") }}' else structure end
             else chunking
         end as chunkset
     from {{ ref('conditions') }}

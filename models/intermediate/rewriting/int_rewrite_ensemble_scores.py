@@ -8,7 +8,7 @@ from udfs.ensembles import ensemble_table
 
 def model(dbt, session):
     dbt.config(materialized="table", tags=["rewriting"])
-    rrf_k = int(dbt.config.get("rrf_k"))
+    rrf_k = rrf_constant(dbt.config.get("rrf_k"), dbt.config.get("rrf_k_default"), session)
     # each dbt.ref on its own line: dbt finds a python model's refs by parsing these calls
     groups = dbt.ref("int_rewrite_groups")
     runs = dbt.ref("int_rewrite_fusion_input")
@@ -18,3 +18,15 @@ def model(dbt, session):
     return ensemble_table(runs.order("group_id, doc_id, bit").to_arrow_table(),
                           groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
                           masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k)
+
+
+def rrf_constant(passed, default, session) -> int:
+    """The setting rewriting_rrf_k as macro setting resolves it: --vars, else experiment_settings, else the default."""
+    if passed not in (None, ""):
+        return int(passed)
+    # fetchall: a connection may not start other work while a result is unfinished
+    exists = session.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
+                             "AND table_name = 'experiment_settings'").fetchall()[0][0]
+    rows = session.execute("SELECT value_json FROM experiment_settings WHERE name = 'rewriting_rrf_k'").fetchall() \
+        if exists else []
+    return int(rows[0][0]) if rows else int(default)

@@ -37,7 +37,7 @@ select
     m.seed::integer as seed,
     m.query_id::varchar as query_id,
     m.query_key::integer as query_key,
-    (md5_number(m.query_id) % {{ var('router_folds') }})::integer as fold,
+    (md5_number(m.query_id) % {{ setting('router_folds') }})::integer as fold,
     t.top1_score::double as top1_score,
     m.metric::varchar as metric,
     b.value::double as baseline_value,
@@ -50,10 +50,10 @@ select
     coalesce(c.completion_tokens, 0)::bigint as completion_tokens
 from merged_long as m
 inner join {{ ref('int_rewrite_rankings') }} as t
-    on t.strategy = '{{ var("rewriting_baseline") }}' and t.corpus = m.corpus and t.embedder = m.embedder
+    on t.strategy = '{{ setting("rewriting_baseline") }}' and t.corpus = m.corpus and t.embedder = m.embedder
     and t.reranker = m.reranker and t.seed = m.seed and t.query_id = m.query_id
 inner join {{ ref('rewrite_query_metrics') }} as b
-    on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = m.corpus and b.embedder = m.embedder
+    on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = m.corpus and b.embedder = m.embedder
     and b.reranker = m.reranker and b.seed = m.seed and b.query_id = m.query_id and b.metric = m.metric
 inner join {{ ref('rewrite_query_metrics') }} as h
     on h.strategy = m.helper and h.corpus = m.corpus and h.embedder = m.embedder

@@ -15,13 +15,13 @@ masks as (
 
 listed as (
     select l, generate_subscripts(l, 1) as idx
-    from (select {{ var('rewriting_predeclared_subsets') }}::varchar[][] as l)
+    from (select {{ setting('rewriting_predeclared_subsets') }}::varchar[][] as l)
 ),
 
 named as (
     select 'predeclared' as list_name, idx, unnest(l[idx]) as strategy from listed
     union all
-    select 'reference', 1, unnest({{ var('rewriting_reference_ensemble') }}::varchar[])
+    select 'reference', 1, unnest({{ setting('rewriting_reference_ensemble') }}::varchar[])
 ),
 
 named_masks as (

@@ -22,7 +22,7 @@ lists as (
 ),
 
 boot as (
-    select *, cluster_bootstrap(vals, clusters, {{ var('bootstrap_b') }}, {{ var('bootstrap_seed') }}) as b
+    select *, cluster_bootstrap(vals, clusters, {{ setting('bootstrap_b') }}, {{ setting('bootstrap_seed') }}) as b
     from lists
 )
 
@@ -38,5 +38,5 @@ select
     sd_value::double as sd_value,
     b.ci_low::double as ci_low,
     b.ci_high::double as ci_high,
-    {{ var('bootstrap_b') }}::bigint as n_boot
+    {{ setting('bootstrap_b') }}::bigint as n_boot
 from boot

@@ -44,7 +44,7 @@ lists as (
 ),
 
 boot as (
-    select *, cluster_bootstrap(slopes, clusters, {{ var('bootstrap_b') }}, {{ var('bootstrap_seed') }}) as b
+    select *, cluster_bootstrap(slopes, clusters, {{ setting('bootstrap_b') }}, {{ setting('bootstrap_seed') }}) as b
     from lists
 )
 
@@ -62,6 +62,6 @@ select
     b.ci_low::double as ci_low,
     b.ci_high::double as ci_high,
     b.p_value::double as p_value,
-    {{ var('bootstrap_b') }}::bigint as n_boot,
+    {{ setting('bootstrap_b') }}::bigint as n_boot,
     b.n_far::bigint as n_far_side
 from boot

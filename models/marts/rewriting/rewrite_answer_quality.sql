@@ -19,7 +19,7 @@ gate as (
     -- the router's gate needs only the baseline's top-1 score (not qrels: answers are judged by gold answers)
     select corpus, embedder, reranker, seed, query_id, top1_score
     from {{ ref('int_rewrite_rankings') }}
-    where strategy = '{{ var("rewriting_baseline") }}' and not isnan(top1_score)
+    where strategy = '{{ setting("rewriting_baseline") }}' and not isnan(top1_score)
 ),
 
 keys as (

@@ -16,7 +16,7 @@ select
     count(*)::integer as n_seeds
 from {{ ref('rewrite_query_metrics') }} as t
 inner join {{ ref('rewrite_query_metrics') }} as b
-    on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = t.corpus and b.embedder = t.embedder
+    on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = t.corpus and b.embedder = t.embedder
     and b.reranker = t.reranker and b.seed = t.seed and b.query_id = t.query_id and b.metric = t.metric
-where t.strategy <> '{{ var("rewriting_baseline") }}'
+where t.strategy <> '{{ setting("rewriting_baseline") }}'
 group by t.corpus, t.embedder, t.reranker, t.strategy, t.kind, t.query_id, t.metric

@@ -27,14 +27,14 @@ scopes as (
     select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
     union all
     select g.*, 1 from {{ ref('int_rewrite_groups') }} as g
-    where g.complete and g.seed = {{ var('rewriting_ensemble_seed') }}
+    where g.complete and g.seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 
 cells as (
     select distinct q.corpus, q.embedder, q.reranker, q.metric, s.scope
     from {{ ref('rewrite_query_metrics') }} as q
     cross join (select 0 as scope union all select 1) as s
-    where q.strategy = '{{ var("rewriting_baseline") }}'
+    where q.strategy = '{{ setting("rewriting_baseline") }}'
 ),
 
 ran as (
@@ -63,7 +63,7 @@ pairs as (
         on c.kind = 'control' and c.corpus = s.corpus and c.embedder = s.embedder and c.reranker = s.reranker
         and c.seed = s.seed and c.query_id = s.query_id
     inner join {{ ref('rewrite_query_metrics') }} as b
-        on b.strategy = '{{ var("rewriting_baseline") }}' and b.corpus = s.corpus and b.embedder = s.embedder
+        on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = s.corpus and b.embedder = s.embedder
         and b.reranker = s.reranker and b.seed = s.seed and b.query_id = s.query_id and b.metric = c.metric
     left join reference_values as rv on rv.group_id = s.group_id and rv.metric = c.metric
 ),
@@ -139,7 +139,7 @@ select
     embedder::varchar as embedder,
     reranker::varchar as reranker,
     (case when scope = 1 then 'seed' else 'pooled' end)::varchar as scope,
-    (case when scope = 1 then {{ var('rewriting_ensemble_seed') }} end)::integer as seed,
+    (case when scope = 1 then {{ setting('rewriting_ensemble_seed') }} end)::integer as seed,
     control::varchar as control,
     metric::varchar as metric,
     status::varchar as status,
@@ -147,11 +147,11 @@ select
         when 'not_run' then 'rewrite_runs has no scored ranking of strategy ' || control
             || ' in this cell: the budget-control runs (' || control || ') have not been produced yet'
         when 'no_reference' then 'no reference ensemble ' || coalesce(reference_subset, '(var rewriting_reference_ensemble)')
-            || ' on these queries: a member has no runs in this cell, or no complete group of '
-            || (case when scope = 1 then 'seed ' || {{ var('rewriting_ensemble_seed') }} || ' ' else '' end)
-            || 'has a scored ' || control || ' ranking'
+            || ' on these queries: a member has no runs in this cell, or no complete (query, '
+            || (case when scope = 1 then 'seed ' || {{ setting('rewriting_ensemble_seed') }} else 'seed' end)
+            || ') group has a scored ' || control || ' ranking'
         when 'no_reference_gain' then 'the reference ensemble ' || reference_subset || ' does not beat '
-            || '{{ var("rewriting_baseline") }}' || ' on these queries (gain ' || round(rb.estimate, 4)
+            || '{{ setting("rewriting_baseline") }}' || ' on these queries (gain ' || round(rb.estimate, 4)
             || ' <= 0): there is no gain to share'
     end)::varchar as reason,
     n_seeds::integer as n_seeds,

@@ -27,7 +27,7 @@ scopes as (
     select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
     union all
     select g.*, 1 from {{ ref('int_rewrite_groups') }} as g
-    where g.complete and g.seed = {{ var('rewriting_ensemble_seed') }}
+    where g.complete and g.seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 
 scored as (
@@ -52,7 +52,7 @@ seed_means as (
     -- scope 1's one seed mean is scope 0's row of that seed
     select 0 as scope, * from seed_long
     union all
-    select 1, * from seed_long where seed = {{ var('rewriting_ensemble_seed') }}
+    select 1, * from seed_long where seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 
 solo as (
@@ -99,7 +99,7 @@ query_deltas as (
     from scored as e
     inner join best_seed as b
         on b.cell_key = e.cell_key and b.scope = 1 and b.query_key = e.query_key and b.seed = e.seed
-    where e.seed = {{ var('rewriting_ensemble_seed') }}
+    where e.seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 
 deltas as (
@@ -139,7 +139,7 @@ best_ensemble as (
     select su.cell_key, su.scope, su.rule, su.subset_mask
     from summary as su
     inner join {{ ref('int_rewrite_subsets') }} as ss on ss.subset_mask = su.subset_mask
-    where su.metric = '{{ var("rewriting_primary_metric") }}' and ss.n_members >= 2
+    where su.metric = '{{ setting("rewriting_primary_metric") }}' and ss.n_members >= 2
     qualify row_number() over (partition by su.cell_key, su.scope
                                order by su.mean_value desc, ss.n_members, su.rule, su.subset_mask) = 1
 )
@@ -149,7 +149,7 @@ select
     c.embedder::varchar as embedder,
     c.reranker::varchar as reranker,
     (case when su.scope = 1 then 'seed' else 'pooled' end)::varchar as scope,
-    (case when su.scope = 1 then {{ var('rewriting_ensemble_seed') }} end)::integer as seed,
+    (case when su.scope = 1 then {{ setting('rewriting_ensemble_seed') }} end)::integer as seed,
     su.rule::varchar as rule,
     su.subset_mask::integer as subset_mask,
     ss.label::varchar as subset,

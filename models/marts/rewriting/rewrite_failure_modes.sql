@@ -23,7 +23,7 @@ misses as (
 rescue_set as (
     select corpus, embedder, reranker, query_id
     from hits
-    where strategy = '{{ var("rewriting_baseline") }}' and seed = {{ var('rewriting_rescue_seed') }} and hit = 0
+    where strategy = '{{ setting("rewriting_baseline") }}' and seed = {{ setting('rewriting_rescue_seed') }} and hit = 0
 ),
 
 rescue_size as (
@@ -62,7 +62,7 @@ select
     p.n_queries_per_seed::bigint as n_queries_per_seed,
     p.miss_rate::double as miss_rate,
     p.miss_rate_sd_seeds::double as miss_rate_sd_seeds,
-    {{ var('rewriting_rescue_seed') }}::integer as rescue_seed,
+    {{ setting('rewriting_rescue_seed') }}::integer as rescue_seed,
     coalesce(z.n_baseline_misses, 0)::bigint as n_baseline_misses,
     p.rescue_rate::double as rescue_rate,
     p.n_rescue_seeds::integer as n_rescue_seeds

@@ -13,7 +13,7 @@ with scopes as (
     select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
     union all
     select g.*, 1 from {{ ref('int_rewrite_groups') }} as g
-    where g.complete and g.seed = {{ var('rewriting_ensemble_seed') }}
+    where g.complete and g.seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 
 hits as (
@@ -98,7 +98,7 @@ select
     s.embedder::varchar as embedder,
     s.reranker::varchar as reranker,
     (case when s.scope = 1 then 'seed' else 'pooled' end)::varchar as scope,
-    (case when s.scope = 1 then {{ var('rewriting_ensemble_seed') }} end)::integer as seed,
+    (case when s.scope = 1 then {{ setting('rewriting_ensemble_seed') }} end)::integer as seed,
     s.subset_mask::integer as subset_mask,
     s.label::varchar as subset,
     s.n_members::integer as n_members,

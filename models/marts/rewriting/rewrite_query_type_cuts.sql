@@ -46,8 +46,8 @@ deltas as (
 rescue_set as (
     select corpus, embedder, reranker, query_type, query_id
     from metrics
-    where metric = 'HIT@10' and strategy = '{{ var("rewriting_baseline") }}'
-        and seed = {{ var('rewriting_rescue_seed') }} and value = 0
+    where metric = 'HIT@10' and strategy = '{{ setting("rewriting_baseline") }}'
+        and seed = {{ setting('rewriting_rescue_seed') }} and value = 0
 ),
 
 rescue as (

@@ -1,8 +1,8 @@
-{% if var('reader_top_k') > 10 or var('reader_top_k') < 1 %}
-{{ exceptions.raise_compiler_error("var reader_top_k must lie in 1..10 (the merged lists keep 10 documents), got " ~ var('reader_top_k')) }}
+{% if setting('reader_top_k') > 10 or setting('reader_top_k') < 1 %}
+{{ exceptions.raise_compiler_error("var reader_top_k must lie in 1..10 (the merged lists keep 10 documents), got " ~ setting('reader_top_k')) }}
 {% endif %}
-{% if var('reader_sample') is not none and var('reader_sample') < 1 %}
-{{ exceptions.raise_compiler_error("var reader_sample must be a positive number of queries or null (all), got " ~ var('reader_sample')) }}
+{% if setting('reader_sample') is not none and setting('reader_sample') < 1 %}
+{{ exceptions.raise_compiler_error("var reader_sample must be a positive number of queries or null (all), got " ~ setting('reader_sample')) }}
 {% endif %}
 {{ config(materialized='view', tags=['rewriting']) }}
 -- What the reader stage reads (a view: the passages are joined when it reads, not stored): per (cell,
@@ -23,17 +23,17 @@ with candidates as (
     select g.*, r.top1_score
     from {{ ref('int_rewrite_groups') }} as g
     inner join {{ ref('int_rewrite_rankings') }} as r
-        on r.strategy = '{{ var("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
+        on r.strategy = '{{ setting("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
         and r.reranker = g.reranker and r.seed = g.seed and r.query_id = g.query_id
-    where g.complete and list_contains({{ var('reader_seeds') }}::integer[], g.seed)
+    where g.complete and list_contains({{ setting('reader_seeds') }}::integer[], g.seed)
 ),
 
 sampled as (
     select corpus, embedder, reranker, query_id
     from (select distinct corpus, embedder, reranker, query_id from candidates)
-    {%- if var('reader_sample') is not none %}
+    {%- if setting('reader_sample') is not none %}
     qualify row_number() over (partition by corpus, embedder, reranker
-                               order by md5('{{ var("reader_sample_seed") }}|' || query_id), query_id) <= {{ var('reader_sample') }}
+                               order by md5('{{ setting("reader_sample_seed") }}|' || query_id), query_id) <= {{ setting('reader_sample') }}
     {%- endif %}
 ),
 
@@ -57,17 +57,17 @@ baseline as (
     select g.group_id, r.rank, r.doc_id, r.score
     from groups as g
     inner join {{ ref('stg_rewrite_runs') }} as r
-        on r.strategy = '{{ var("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
+        on r.strategy = '{{ setting("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
         and r.reranker = g.reranker and r.seed = g.seed and r.query_id = g.query_id
-    where r.rank <= {{ var('reader_top_k') }}
+    where r.rank <= {{ setting('reader_top_k') }}
 ),
 
 merged as (
     select m.group_id, h.strategy as helper, m.rank, m.doc_id, m.score
     from {{ ref('int_rewrite_merge_lists') }} as m
     inner join {{ ref('int_rewrite_solo_strategies') }} as h on h.bit = m.helper_bit
-    where list_contains({{ var('reader_helpers') }}::varchar[], h.strategy)
-        and m.rank <= {{ var('reader_top_k') }}
+    where list_contains({{ setting('reader_helpers') }}::varchar[], h.strategy)
+        and m.rank <= {{ setting('reader_top_k') }}
 ),
 
 lists as (
@@ -109,7 +109,7 @@ select
     l.query_id::varchar as query_id,
     q.text::varchar as query_text,
     l.expanded::boolean as expanded,
-    {{ var('reader_top_k') }}::integer as top_k,
+    {{ setting('reader_top_k') }}::integer as top_k,
     l.rank::integer as rank,
     l.doc_id::varchar as doc_id,
     l.score::double as score,

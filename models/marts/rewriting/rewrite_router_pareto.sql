@@ -9,7 +9,7 @@
 -- cost_axis = 'tokens' when no call of the cell lacks token counts, else 'calls'; on_front = no other
 -- point of the cell costs no more on that axis and scores at least as much, one of them strictly.
 with q as (
-    select * from {{ ref('int_rewrite_router_queries') }} where metric = '{{ var("rewriting_primary_metric") }}'
+    select * from {{ ref('int_rewrite_router_queries') }} where metric = '{{ setting("rewriting_primary_metric") }}'
 ),
 
 fixed as (
@@ -48,7 +48,7 @@ points as (
     select corpus, embedder, reranker, 'router', helper, tau, router_value, calls_per_query, tokens_per_query,
         n_calls_without_tokens
     from {{ ref('rewrite_router_sweep') }}
-    where metric = '{{ var("rewriting_primary_metric") }}'
+    where metric = '{{ setting("rewriting_primary_metric") }}'
 ),
 
 axes as (
@@ -80,7 +80,7 @@ select
     c.setting::varchar as setting,
     c.helper::varchar as helper,
     c.tau::double as tau,
-    '{{ var("rewriting_primary_metric") }}'::varchar as metric,
+    '{{ setting("rewriting_primary_metric") }}'::varchar as metric,
     c.value::double as value,
     c.calls_per_query::double as calls_per_query,
     c.tokens_per_query::double as tokens_per_query,

@@ -5,7 +5,8 @@ A config names the corpora and their source files (relative to the data director
 the LLM backend (or none; ``llm.backend: transformers`` with ``model: smollm2-135m-instruct`` runs the
 packaged tiny model offline, see ``experiments/demo-llm.yml``), the conditions and contrasts to run, the retrieval depth ``k``, the
 bootstrap (``B`` replicates, ``seed``) and the pre-registered primary cell. Validation is strict:
-an unknown key or a wrong type raises :class:`ConfigError` naming the file and the dotted key.
+an unknown key, a wrong type (a boolean is not a number), a key or a list entry given twice raises
+:class:`ConfigError` naming the file and the dotted key.
 
 Example (``experiments/cpu.yml``)::
 
@@ -53,6 +54,7 @@ from typing import Any
 
 import yaml
 
+from ingest.llm.yamlfile import load_yaml
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from udfs.metrics.registry import metric_names
 from warehouse.paths import PROJECT_ROOT
@@ -249,6 +251,16 @@ def known_metrics() -> list[str]:
     return list(metric_names())
 
 
+def deepest_cutoff() -> tuple[int, str]:
+    """(rank, metric) of the deepest rank cutoff among :func:`known_metrics` (``R@50``: 50; the token
+    budgets of ``TBC@N`` are not ranks): a run must keep at least that many chunks per query."""
+    import re
+
+    cutoffs = [(int(m.group(1)), name) for name in known_metrics() if not name.startswith("TBC")
+               for m in [re.search(r"@(\d+)$", name)] if m]
+    return max(cutoffs)
+
+
 def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
     """Raise :class:`ConfigError` at ``key`` unless ``model`` resolves to an embedder (``kind``
     'embedder') or a cross-encoder ('reranker') that can be loaded: a registered name, an existing
@@ -313,10 +325,43 @@ class _Reader:
             raise self.fail(key, f"expected a list, got {type(value).__name__}")
         return [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
+    def unique(self, values: list | tuple, key: str) -> None:
+        """Raise at ``key[i]`` for the first entry that repeats an earlier one (a list is never deduplicated
+        silently: the second copy would be dropped, or run twice)."""
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                raise self.fail(f"{key}[{i}]", f"{v!r} is listed twice (first at {key}[{list(values).index(v)}])")
+
+    def number(self, value: Any, key: str) -> float:
+        """A YAML number (int or float); true/false are not numbers."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {value!r}")
+        return float(value)
+
     def choice(self, value: Any, key: str, choices: tuple[str, ...] | list[str]) -> str:
         if value not in choices:
             raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
         return value
+
+
+def parse_llm(r: _Reader, value: Any) -> LLMSpec:
+    """The ``llm:`` mapping (absent: backend none), every key checked now rather than when an LLM stage
+    starts (:func:`ingest.llm.config.check_llm_settings`: unknown keys, types, ranges), and the
+    ``RAGWH_LLM_*`` variables, which override it: an error names the file and ``llm.<key>``, or the
+    variable when the environment is at fault."""
+    from ingest.llm.config import LLMConfigError, check_llm_settings
+
+    llm_raw = {"backend": "none"} if value is None else value
+    if not isinstance(llm_raw, dict):
+        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
+    llm_raw = {"backend": "none", **llm_raw}
+    try:
+        merged = check_llm_settings(llm_raw, os.environ, allow_none=True)
+    except LLMConfigError as exc:
+        if exc.variable is not None:
+            raise ConfigError(f"{exc} (the variable overrides {r.file})") from None
+        raise r.fail(f"llm.{exc.key}", exc.problem) from None
+    return LLMSpec(merged["backend"], {k: v for k, v in llm_raw.items() if k != "backend"})
 
 
 def config_file(path: str | os.PathLike | None = None) -> Path:
@@ -333,17 +378,20 @@ def config_file(path: str | os.PathLike | None = None) -> Path:
     return file.resolve()
 
 
-def load_config(path: str | os.PathLike | None = None) -> ExperimentConfig:
-    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo)."""
+def load_config(path: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
+    """Read and validate an experiment YAML (default: ``experiments/default.yml``, the demo), with the
+    command line's ``overrides`` applied (:mod:`ragwh.experiment.config.overrides`)."""
     file = config_file(path)
     if not file.is_file():
         bundled = ", ".join(sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yml")))
         raise ConfigError(f"{file}: config file not found (bundled experiments in {EXPERIMENTS_DIR}: {bundled})")
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        raw = load_yaml(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
-    return parse_config(raw, file)
+    from ragwh.experiment.config.overrides import apply_overrides
+
+    return parse_config(apply_overrides(raw, overrides), file)
 
 
 def yaml_where(exc: yaml.YAMLError) -> str:
@@ -421,14 +469,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
 
-    llm_raw = raw.get("llm") or {"backend": "none"}
-    if not isinstance(llm_raw, dict):
-        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
-    if "api_key" in llm_raw:
-        raise r.fail("llm.api_key", "never put an API key in a config: set RAGWH_LLM_API_KEY in the environment")
-    backend = os.environ.get("RAGWH_LLM_BACKEND") or llm_raw.get("backend", "none")
-    llm = LLMSpec(r.choice(backend, "llm.backend", LLM_BACKENDS),
-                  {k: v for k, v in llm_raw.items() if k != "backend"})
+    llm = parse_llm(r, raw.get("llm"))
     if inducer == "llm" and llm.backend == "none":
         raise r.fail("inducer", "'llm' needs an LLM backend (set llm.backend) or use 'texttiling'")
 
@@ -436,6 +477,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     valid = known_conditions()
     for i, cond in enumerate(conditions):
         r.choice(cond, f"conditions[{i}]", valid)
+    r.unique(conditions, "conditions")
     if not isinstance(raw["contrasts"], list):
         raise r.fail("contrasts", f"expected a list, got {type(raw['contrasts']).__name__}")
     contrasts, declared = [], []
@@ -459,6 +501,10 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     bm25 = bm25_settings(r, raw.get("bm25"), "bm25" in retrievers)
 
     k = r.integer(raw.get("k", 50), "k", 1)
+    depth, deepest = deepest_cutoff()
+    if k < depth:
+        raise r.fail("k", f"{k} is below the deepest metric cutoff {depth} ({deepest}): the metrics would be computed "
+                          f"on {k}-deep lists; use k >= {depth}")
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
     b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)
     seed = r.integer(boot.get("seed", 20260710), "bootstrap.seed", 0)

@@ -64,10 +64,11 @@ from typing import Any
 
 import yaml
 
+from ingest.llm.yamlfile import load_yaml
+
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.chunking import (
-    LLM_BACKENDS,
     PRECISIONS,
     ConfigError,
     CorpusSpec,
@@ -75,6 +76,7 @@ from ragwh.experiment.config.chunking import (
     _Reader,
     config_file,
     load_config,
+    parse_llm,
     yaml_where,
 )
 from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-exported: the config's public names)
@@ -168,18 +170,20 @@ class RewritingConfig:
         return None if value is None or data is None else data / value
 
 
-def load_experiment(path: str | os.PathLike | None = None):
+def load_experiment(path: str | os.PathLike | None = None, overrides: dict[str, Any] | None = None):
     """A chunking-study :class:`~ragwh.experiment.config.chunking.ExperimentConfig` or a :class:`RewritingConfig`,
-    by the file's ``study`` key."""
+    by the file's ``study`` key, with the command line's ``overrides`` applied."""
     file = config_file(path) if path else None
     if file is not None and file.is_file():
         try:
-            raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+            raw = load_yaml(file.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ConfigError(f"{file}: not valid YAML{yaml_where(exc)}") from exc
         if isinstance(raw, dict) and raw.get("study") == "rewriting":
-            return parse_rewriting_config(raw, file)
-    return load_config(path)
+            from ragwh.experiment.config.overrides import apply_overrides
+
+            return parse_rewriting_config(apply_overrides(raw, overrides), file)
+    return load_config(path, overrides)
 
 
 def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
@@ -200,13 +204,7 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
     embedder = r.string(raw["embedder"], "embedder")
     reranker = raw.get("reranker", "none")
     reranker = None if reranker in (None, "none") else r.string(reranker, "reranker")
-    llm_raw = raw.get("llm") or {"backend": "none"}
-    if not isinstance(llm_raw, dict):
-        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
-    if "api_key" in llm_raw:
-        raise r.fail("llm.api_key", "never put an API key in a config: set RAGWH_LLM_API_KEY in the environment")
-    backend = os.environ.get("RAGWH_LLM_BACKEND") or llm_raw.get("backend", "none")
-    llm = LLMSpec(r.choice(backend, "llm.backend", LLM_BACKENDS), {k: v for k, v in llm_raw.items() if k != "backend"})
+    llm = parse_llm(r, raw.get("llm"))
     limit = raw.get("limit")
     if limit is not None:
         limit = r.integer(limit, "limit", 1)
@@ -237,10 +235,12 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     if "strategies" in raw:
         values["strategies"] = tuple(r.choice(s, f"rewriting.strategies[{i}]", list(known))
                                      for i, s in enumerate(r.strings(raw["strategies"], "rewriting.strategies")))
+        r.unique(values["strategies"], "rewriting.strategies")
     if "seeds" in raw:
         if not isinstance(raw["seeds"], list):
             raise r.fail("rewriting.seeds", "expected a list of integers")
         values["seeds"] = tuple(r.integer(s, f"rewriting.seeds[{i}]", 0) for i, s in enumerate(raw["seeds"]))
+        r.unique(values["seeds"], "rewriting.seeds")
     for key in ("pool", "max_merged"):
         if key in raw:
             values[key] = r.integer(raw[key], f"rewriting.{key}", 1)
@@ -250,12 +250,13 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         values["include_original"] = raw["include_original"]
     if "cosine_band" in raw:
         band = raw["cosine_band"]
-        if not (isinstance(band, list) and len(band) == 2 and all(isinstance(x, (int, float)) for x in band)):
-            raise r.fail("rewriting.cosine_band", "expected [lo, hi]")
-        values["cosine_band"] = (float(band[0]), float(band[1]))
+        if not (isinstance(band, list) and len(band) == 2):
+            raise r.fail("rewriting.cosine_band", f"expected [lo, hi], got {band!r}")
+        values["cosine_band"] = tuple(r.number(x, f"rewriting.cosine_band[{i}]") for i, x in enumerate(band))
     if "cosine_filter" in raw:
         values["cosine_filter"] = tuple(r.choice(s, f"rewriting.cosine_filter[{i}]", list(known))
                                         for i, s in enumerate(r.strings(raw["cosine_filter"], "rewriting.cosine_filter")))
+        r.unique(values["cosine_filter"], "rewriting.cosine_filter")
     if "n_variants" in raw:
         nv = r.mapping(raw["n_variants"], "rewriting.n_variants", {"S2", "S3", "S4"})
         values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),

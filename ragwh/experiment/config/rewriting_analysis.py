@@ -134,6 +134,7 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
                                                             and -1.0 <= t <= 1.0 for t in taus)):
                 raise r.fail(f"analysis.{key}", f"expected a non-empty list of numbers in [-1, 1], got {taus!r}")
             out[key] = tuple(float(t) for t in taus)
+            r.unique(out[key], f"analysis.{key}")
     all_solo = [s for s, spec in known.items() if spec.kind == "solo"]
     if "predeclared_subsets" in raw:
         value = raw["predeclared_subsets"]
@@ -174,6 +175,7 @@ def parse_reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, 
     helpers = tuple(r.choice(h, f"reader.helpers[{i}]", allowed)
                     for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))) if "helpers" in raw \
         else tuple(h for h in defaults.helpers if h in allowed)
+    r.unique(helpers, "reader.helpers")
     if not helpers:
         return None
     top_k = r.integer(raw.get("top_k", defaults.top_k), "reader.top_k", 1)

@@ -32,11 +32,13 @@ conditions that got no chunks, and contrasts whose arms are missing are listed w
 """
 from __future__ import annotations
 
+import contextlib
 import resource
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 from rich.console import Console
@@ -108,7 +110,10 @@ class Pipeline:
         self.outcome = RunOutcome(config, self.warehouse, None)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
+        self._caches: list[Any] = []  # every LLM cache a stage opened: their failed calls (not cached)
         self.fingerprints: dict[tuple[str, str], str] = {}
+        self.overrides: dict[str, Any] = {}  # the command line's (``ragwh run --limit/--precision``), recorded
+        self.experiment_id: int | None = None
 
     # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
     @property
@@ -121,6 +126,29 @@ class Pipeline:
         if self._con is not None:
             self._con.close()
             self._con = None
+
+    # --- the experiments row (ragwh/experiment/identity.py) -------------------------------------------
+    @contextlib.contextmanager
+    def experiment(self) -> Iterator[None]:
+        """Record the run in ``experiments`` and store its settings before anything runs; mark it
+        finished or failed (with the reason) when it ends."""
+        from ingest.retrieval.precision import split_name
+        from ragwh.experiment.identity import record_start, study_settings
+        from warehouse.identity import finish_experiment
+
+        computed = split_name(self.embedder_name(self.primary_model()))[1] or "fp32"
+        self.experiment_id = record_start(self.con, self.config, self.overrides,
+                                          study_settings(self.config, self.dbt_vars()), computed)
+        try:
+            yield
+        except BaseException as exc:
+            finish_experiment(self.con, self.experiment_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+            raise
+        finish_experiment(self.con, self.experiment_id, "finished")
+
+    def primary_model(self) -> str:
+        """The model whose stored name says which precision the run computes in."""
+        return self.config.strong_embedder.model
 
     # --- one stage -------------------------------------------------------------------------------
     def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False,
@@ -143,6 +171,7 @@ class Pipeline:
                                "ran: running it again[/]", soft_wrap=True)
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
+        failed_before = self._llm_failed()
         try:
             detail = work()
         except (PipelineError, KeyboardInterrupt):
@@ -150,7 +179,11 @@ class Pipeline:
         except Exception as exc:  # every stage error becomes one message naming the stage
             raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - started
-        manifest.record(self.con, stage, scope, fp, detail, seconds, manifest.output_digest(self.con, outputs))
+        failed = self._llm_failed() - failed_before
+        if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
+            detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
+        manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
+                        manifest.output_digest(self.con, outputs))
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
         return fp
@@ -260,7 +293,20 @@ class Pipeline:
         config = self._llm_config()
         if self._backend is None and not config.replay_only:
             self._backend = make_backend(config)
-        return open_llm(self.con, self._backend, config)
+        cache = open_llm(self.con, self._backend, config)
+        self._caches.append(cache)
+        return cache
+
+    def repair_command(self) -> str:
+        """What a failed dbt relationships test tells the user to run: this experiment again, which
+        reloads what changed outside ``ragwh run`` and reruns every stage downstream of it."""
+        return (f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
+                f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
+                "depends on a changed table")
+
+    def _llm_failed(self) -> int:
+        """LLM calls of this run that failed (empty or unusable answers: never cached)."""
+        return sum(c.failed for c in self._caches)
 
     def chunk(self) -> None:
         for corpus in self.config.corpora:
@@ -301,8 +347,9 @@ class Pipeline:
         def work() -> str:
             self.close()
             try:
-                result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}", vars=self.dbt_vars(),
-                                 extra=["--indirect-selection", "cautious"])
+                # no --vars: the models read the settings this run stored (a bare `dbt build` does the same)
+                result = run_dbt("build", self.warehouse, select=f"path:models/staging +tag:{tag}",
+                                 extra=["--indirect-selection", "cautious"], repair=self.repair_command())
             finally:
                 _ = self.con  # reopen
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
@@ -418,8 +465,10 @@ class Pipeline:
             write_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
             return f"wrote {self.report_path}"
 
+        from ragwh.experiment.identity import config_hash
+
         parts = [evaluation_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(CODE_ROOT, REPORT_CODE)]
+                 manifest.project_digest(CODE_ROOT, REPORT_CODE), config_hash(self.config)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 
@@ -463,22 +512,26 @@ class Pipeline:
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
-            self.ingest()
-            self.queries()
-            self.induce()
-            self.chunk()
-            self.contexts(runnable)
-            chunk_fps = [fp for (s, _), fp in sorted(self.fingerprints.items())
-                         if s in ("ingest", "queries", "induce", "chunk", "contexts")]
-            conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
-            runnable = self.no_chunk_conditions(runnable)
-            self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
-            self.embed(runnable)
-            self.retrieve(runnable)
-            self.bm25(runnable)
-            run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
-            evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
-            self.report(evaluation_fp)
+            with self.experiment():
+                self._run_stages(runnable, skipped)
         finally:
             self.close()
         return self.outcome
+
+    def _run_stages(self, runnable: list[str], skipped: dict[str, str]) -> None:
+        self.ingest()
+        self.queries()
+        self.induce()
+        self.chunk()
+        self.contexts(runnable)
+        chunk_fps = [fp for (s, _), fp in sorted(self.fingerprints.items())
+                     if s in ("ingest", "queries", "induce", "chunk", "contexts")]
+        conditions_fp = self.dbt_build("conditions", CONDITION_INPUTS, chunk_fps)
+        runnable = self.no_chunk_conditions(runnable)
+        self.not_run_reasons(runnable, skipped)  # contrasts whose arm got no chunks
+        self.embed(runnable)
+        self.retrieve(runnable)
+        self.bm25(runnable)
+        run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
+        evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
+        self.report(evaluation_fp)

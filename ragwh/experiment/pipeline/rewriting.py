@@ -29,6 +29,7 @@ import pyarrow as pa
 from warehouse import manifest
 from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
+from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
 from ragwh.experiment.pipeline.chunking import REPORT_CODE, Pipeline, RunOutcome
 from ragwh.experiment.config.rewriting import RewritingConfig
@@ -91,7 +92,10 @@ class RewritingPipeline(Pipeline):
             if extra is not None and extra.exists():
                 parts += [f"{p.relative_to(extra)}={manifest.file_digest(p)}"
                           for p in sorted([extra] if extra.is_file() else extra.rglob("*")) if p.is_file()]
-            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f))
+            # the corpus's rows are the stage's output: a load by hand since (``ragwh ingest``) makes it run again
+            outputs = [*stage_outputs.ingest(corpus.name, corpus.loader),
+                       Output("query_answers", "starts_with(query_id, ?)", (corpus.name + "/",))]
+            self.stage("ingest", corpus.name, parts, lambda c=corpus, f=files: self._ingest_one(c, f), outputs=outputs)
 
     def chunk(self) -> None:
         from ingest.chunking.sentence_windows import sentence_chunk_stage
@@ -158,7 +162,8 @@ class RewritingPipeline(Pipeline):
         def work() -> str:
             self.close()
             extra = ["--indirect-selection", indirect] + (["--exclude", exclude] if exclude else [])
-            result = run_dbt("build", self.warehouse, select=select, vars=self.dbt_vars(), extra=extra)
+            # no --vars: the models read the settings this run stored (a bare `dbt build` does the same)
+            result = run_dbt("build", self.warehouse, select=select, extra=extra, repair=self.repair_command())
             return f"{result.n_nodes} nodes ok" + (f", warnings: {', '.join(result.warnings)}" if result.warnings else "")
 
         return self.stage(stage, "", [*parts, repr(sorted(self.dbt_vars().items()))], work)
@@ -207,26 +212,35 @@ class RewritingPipeline(Pipeline):
             write_rewriting_report(self.con, self.config, self.report_path, not_run=self.outcome.not_run)
             return f"wrote {self.report_path}"
 
+        from ragwh.experiment.identity import config_hash
+
         parts = [answers_fp, str(self.report_path), repr(sorted(self.outcome.not_run.items())),
-                 manifest.project_digest(CODE_ROOT, REPORT_CODE)]
+                 manifest.project_digest(CODE_ROOT, REPORT_CODE), config_hash(self.config)]
         self.stage("report", "", parts, work, force=not self.report_path.is_file())
         self.outcome.report = self.report_path
 
+    def primary_model(self) -> str:
+        return self.config.embedder
+
     def run(self) -> RunOutcome:
         try:
-            self.ingest()
-            self.chunk()
-            self.rewrite()
-            upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
-            parts = [*upstream, manifest.project_digest()]
-            # the reader's funnel rows are its own output, not an input of these marts
-            parts += [f"{t}=" + (manifest.table_digest(self.con, t, "NOT starts_with(stage, 'reader:')") if t == "funnel"
-                                 else manifest.table_digest(self.con, t)) for t in REWRITING_INPUTS]
-            marts = self._dbt("dbt:rewriting", parts, "path:models/staging +tag:rewriting", exclude=ANSWER_MARTS)
-            readers = self.read(marts)
-            answers = self._dbt("dbt:answers", [marts, *readers, f"reader_answers={manifest.table_digest(self.con, 'reader_answers')}"],
-                                ANSWER_MARTS, indirect="eager")
-            self.report(answers)
+            with self.experiment():
+                self._run_stages()
         finally:
             self.close()
         return self.outcome
+
+    def _run_stages(self) -> None:
+        self.ingest()
+        self.chunk()
+        self.rewrite()
+        upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
+        parts = [*upstream, manifest.project_digest()]
+        # the reader's funnel rows are its own output, not an input of these marts
+        parts += [f"{t}=" + (manifest.table_digest(self.con, t, "NOT starts_with(stage, 'reader:')") if t == "funnel"
+                             else manifest.table_digest(self.con, t)) for t in REWRITING_INPUTS]
+        marts = self._dbt("dbt:rewriting", parts, "path:models/staging +tag:rewriting", exclude=ANSWER_MARTS)
+        readers = self.read(marts)
+        answers = self._dbt("dbt:answers", [marts, *readers, f"reader_answers={manifest.table_digest(self.con, 'reader_answers')}"],
+                            ANSWER_MARTS, indirect="eager")
+        self.report(answers)

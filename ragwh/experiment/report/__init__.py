@@ -41,7 +41,7 @@ from ragwh.experiment.report.data import (
     primary_cells,
     primary_embedder_name,
 )
-from ragwh.experiment.report.markup import CSS, figures_to
+from ragwh.experiment.report.markup import CSS, experiment_meta, figures_to
 from ragwh.experiment.report.rewriting import NAV as REWRITING_NAV
 from ragwh.experiment.report.rewriting import rewriting_sections
 
@@ -105,7 +105,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
     if rewriting:
         sections += rewriting
         nav = nav.replace("</nav>", "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>")
-    return _page(config.name, banner + meta + nav + "".join(sections))
+    return _page(config.name, banner + meta + experiment_meta(con, "chunking") + nav + "".join(sections))
 
 
 def _page(name: str, body: str) -> str:
@@ -157,7 +157,7 @@ def _render_rewriting_report(con: duckdb.DuckDBPyConnection, config, not_run: di
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>"
     if not_run:
         sections.append(section_not_run(not_run))
-    return _page(config.name, banner + meta + nav + "".join(sections))
+    return _page(config.name, banner + meta + experiment_meta(con, "rewriting") + nav + "".join(sections))
 
 
 def write_rewriting_report(con: duckdb.DuckDBPyConnection, config, path: str | Path,

@@ -146,3 +146,28 @@ tr.primary td{background:#fdf2e9;font-weight:600} .what{color:#444;font-style:it
 .notrun{color:#a04000} .banner{background:#fff3cd;border:2px solid #e0a800;padding:.8em 1em;font-weight:700;margin:1em 0}
 .meta{color:#555;font-size:.9em} img{max-width:100%;display:block;margin:.5em 0} nav a{margin-right:1em}
 """
+
+
+def experiment_meta(con, study: str) -> str:
+    """The report's line about the warehouse's experiment (its last run of ``study``, as recorded in
+    ``experiments``), or a warning that none was recorded."""
+    import json
+
+    from warehouse.identity import latest_experiment
+
+    row = latest_experiment(con, study)
+    if row is None:
+        return ("<p class='meta'><b>No experiment recorded</b> in this warehouse (it was not built by `ragwh run`): "
+                "the settings named here are the config's, not necessarily those the marts were built with.</p>")
+    packages = ", ".join(f"{k} {v}" for k, v in sorted(json.loads(row["packages_json"]).items()) if v)
+    overrides = json.loads(row["overrides_json"])
+    finished = f"{row['finished_at']:%Y-%m-%d %H:%M:%S} UTC" if row["finished_at"] else "–"
+    fields = [("experiment", f"#{row['experiment_id']} {row['name']} ({row['study']})"),
+              ("status", row["status"] + (" (this report is written by the run)" if row["status"] == "running" else "")),
+              ("started", f"{row['started_at']:%Y-%m-%d %H:%M:%S} UTC"), ("finished", finished),
+              ("config", f"{row['config_file']} (sha256 {row['config_hash'][:12]})"
+               + (f", overrides {json.dumps(overrides, sort_keys=True)}" if overrides else "")),
+              ("code", f"ragwarehouse {row['project_version']}, commit {row['git_commit'] or 'unknown'}"),
+              ("precision", row["precision"]), ("device", row["device"]), ("packages", packages)]
+    return ("<p class='meta experiment'>" + " · ".join(f"{html.escape(k)} <b>{html.escape(str(v))}</b>" for k, v in fields)
+            + "</p>")

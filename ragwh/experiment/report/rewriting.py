@@ -24,7 +24,8 @@ PRIMARY = "HIT@10"
 METRICS = metric_names("document")  # seeds/metric_registry.csv
 RULE_NAMES = {"max": "max-score union", "rrf": "RRF (k = 60)", "combsum": "CombSUM (min-max)", "combmnz": "CombMNZ (min-max)"}
 #: (anchor, title) of each rewriting section, in report order
-NAV = (("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"), ("rw-budget", "budget controls"),
+NAV = (("rw-tables", "rewriting: paper tables"), ("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"),
+       ("rw-budget", "budget controls"),
        ("rw-router", "router"), ("rw-complementarity", "complementarity"), ("rw-pareto", "cost / accuracy"),
        ("rw-types", "question types"), ("rw-answers", "answer quality"))
 SCOPES = {"seed": "seed {seed} (the paper's post-hoc scope)", "pooled": "pooled over seeds"}
@@ -43,8 +44,34 @@ def rewriting_sections(con: duckdb.DuckDBPyConnection) -> list[str]:
 
     matplotlib.use("Agg")
     label = _tiny_model_label(con)
-    return [section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
+    return [section_paper_tables(con), section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
             section_complementarity(con), section_pareto(con), section_types(con), section_answers(con)]
+
+
+def section_paper_tables(con: duckdb.DuckDBPyConnection) -> str:
+    """The paper's rewriting tables in its numbering and layout (Tables 3, 4, 5, 6, 11, 12, 13, 14), from the
+    definitions `ragwh export tables` writes them with: the report and the LaTeX show the same numbers."""
+    from ragwh.experiment.tables import rewriting_label
+    from ragwh.experiment.tables.build import Context, build, skipped_reason
+    from ragwh.experiment.tables.render import to_html
+    from ragwh.experiment.tables.rewriting import DEFINITIONS
+
+    ctx = Context(label=rewriting_label(con))
+    parts = []
+    for definition in DEFINITIONS:
+        tables = build(con, definition, ctx)
+        if not tables:
+            reason = skipped_reason(con, definition) or "no rows for this warehouse's cells"
+            parts.append(f"<h3>{html.escape(definition.title)}</h3>" + not_run_note(reason))
+            continue
+        parts.append(f"<h3>{html.escape(definition.title)}</h3><p class=\"what\">{html.escape(definition.caption)}</p>")
+        for table in tables:
+            group = " · ".join(str(v) for v in table.group.values())
+            parts.append(f"<h4>{html.escape(group)}</h4>" + to_html(table, "paper"))
+    what = ("The query-rewriting paper's tables (arXiv 2609.05637) as `ragwh export tables` writes them (LaTeX, CSV, "
+            "Markdown), one sub-table per corpus x embedder x reranker (and seed scope where the paper has one). "
+            + (ctx.label or ""))
+    return section("rw-tables", "Rewriting: the paper's tables", what.strip(), "".join(parts))
 
 
 def _cells(rows: list[dict]) -> dict[tuple, list[dict]]:

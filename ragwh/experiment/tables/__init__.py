@@ -2,10 +2,11 @@
 
 The chunking study (arXiv 2610.10170): Table 1 (the primary cell's pre-registered contrasts) and Table 2
 (per-condition means with 95% document-clustered intervals, metrics as columns), :mod:`.chunking`. The
-query-rewriting study (arXiv 2609.05637): solo strategies (mean ± sd over seeds, marks against S1, bold
-best), oracle union, ensembles, router, budget-matched controls, answer quality, :mod:`.rewriting`.
+query-rewriting study (arXiv 2609.05637), in the paper's numbering: solo strategies (Table 3: mean ± sd over
+seeds, marks against S1, bold best), oracle union (4), ensembles (5), router (6), budget-matched controls
+(11), tau sweep (12), router helpers (13), answer quality (14), :mod:`.rewriting`.
 One definition per table (:mod:`.spec`), one renderer per format (:mod:`.render`); the HTML report
-renders the chunking tables from the same definitions, so the report and the paper show the same
+renders every table from the same definitions, so the report and the paper show the same
 numbers. Files: ``<table>.tex`` (a ``table`` float each group; ``tables.tex`` is a document that
 ``\\input``s them and compiles as is with pdflatex: booktabs, graphicx), ``<table>.csv`` (the raw records,
 full precision), ``<table>.md``. Captions carry the demo / tiny-model label when it applies.
@@ -67,7 +68,7 @@ def rewriting_label(con: duckdb.DuckDBPyConnection, config=None) -> str:
 
 def definitions_for(con: duckdb.DuckDBPyConnection, config) -> list[tuple[TableDef, Context]]:
     """The tables of an experiment: a chunking config's two tables (and the rewriting ones when the warehouse
-    holds the rewriting marts), a rewriting config's six."""
+    holds the rewriting marts), a rewriting config's eight."""
     from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.report.data import metric_names, primary_cells, primary_embedder_name
     from ragwh.experiment.report.rewriting import has_rewriting

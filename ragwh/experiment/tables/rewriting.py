@@ -1,6 +1,7 @@
 """The query-rewriting study's paper tables (arXiv 2609.05637), one definition per table, read from the
-rewriting marts as they are today (``docs/rewriting_marts.md``): solo strategies, oracle union, ensembles,
-router, budget-matched controls, answer quality. Each definition is a query and a column list: when a
+rewriting marts (``docs/rewriting_marts.md``), numbered as the paper numbers them: solo strategies (Table 3),
+oracle union (4), ensembles (5: the seed-42 post-hoc scope, pooled rows labelled), router (6), budget-matched
+controls (11), the router's tau sweep (12), the router's helpers swapped (13), answer quality (14). Each definition is a query and a column list: when a
 mart gains a column (a seed scope, a family), adapt the query's WHERE / SELECT and the columns here."""
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _metrics(rows: list[dict]) -> list[str]:
 
 SOLO = TableDef(
     name="rewriting-solo",
-    title="Solo strategies",
+    title="Table 3: solo strategies",
     caption="Each strategy's mean ± sd over the LLM seeds of the document metrics.",
     legend=MARKS_LEGEND,
     requires="rewrite_solo",
@@ -36,7 +37,7 @@ SOLO = TableDef(
 
 ORACLE = TableDef(
     name="rewriting-oracle",
-    title="Oracle union",
+    title="Table 4: oracle union",
     caption=(f"{PRIMARY} of 'some member hits' over the complete groups for the ten best subsets of two or more "
              "strategies, against the subset's best member (paired bootstrap over queries)."),
     requires="rewrite_oracle",
@@ -55,7 +56,7 @@ ORACLE = TableDef(
 
 ENSEMBLES = TableDef(
     name="rewriting-ensembles",
-    title="Ensembles",
+    title="Table 5: ensembles",
     caption=(f"Per fusion rule the five best subsets by {PRIMARY} (mean ± sd over seeds) and their difference from the "
              "best solo strategy (paired bootstrap over queries, Holm across the subsets of the rule)."),
     legend="Marks on Δ: Holm p < 0.05 *, < 0.01 **, < 0.001 ***.",
@@ -77,7 +78,7 @@ ENSEMBLES = TableDef(
 
 ROUTER = TableDef(
     name="rewriting-router",
-    title="Confidence-gated router",
+    title="Table 6: confidence-gated router",
     caption=(f"tau by the paper's rule (midpoint of the hit / miss top-1 means) fitted on the same dataset, "
              f"transferred, and cross-fitted; {PRIMARY} and its differences from always-S1 and always-merge, the LLM "
              "calls per query, and the gap to the best grid tau."),
@@ -94,7 +95,7 @@ ROUTER = TableDef(
 
 BUDGET = TableDef(
     name="rewriting-budget",
-    title="Budget-matched controls",
+    title="Table 11: budget-matched controls",
     caption=(f"{PRIMARY} of S1 with a larger rerank pool and over four seeded ANN indexes, against S1 and the reference "
              "ensemble: each control's gain over S1 (95% CI) and the share of the reference ensemble's gain it captures."),
     requires="rewrite_budget_baselines",
@@ -112,7 +113,7 @@ BUDGET = TableDef(
 
 ANSWERS = TableDef(
     name="rewriting-answers",
-    title="Answer quality",
+    title="Table 14: answer quality",
     caption=("The reader's exact match and token F1 (SQuAD normalization, best over aliases) between the reader's "
              "settings, paired over queries with the bootstrap."),
     requires="rewrite_answer_quality",
@@ -127,4 +128,39 @@ ANSWERS = TableDef(
              column("p", "p_value", "p")),
 )
 
-DEFINITIONS = (SOLO, ORACLE, ENSEMBLES, ROUTER, BUDGET, ANSWERS)
+TAU_SWEEP = TableDef(
+    name="rewriting-tau-sweep",
+    title="Table 12: the router's tau sweep",
+    caption=(f"Per helper and tau of the grid: the share of queries expanded (S1's top-1 score < tau), the router's "
+             f"{PRIMARY} and its difference from always-S1 and from always-merge (paired bootstrap over queries), and "
+             "the LLM calls per query."),
+    requires="rewrite_router_sweep",
+    sql=f"""SELECT corpus, embedder, reranker, helper, tau, metric, pct_expanded, router_value, delta_vs_baseline,
+                   delta_vs_baseline_ci_low, delta_vs_baseline_ci_high, delta_vs_merge, calls_per_query
+            FROM rewrite_router_sweep WHERE metric = '{PRIMARY}'
+            ORDER BY corpus, embedder, reranker, helper, tau""",
+    columns=(column("helper", "helper", "text"), column("tau", "tau"), column("expanded", "pct_expanded", "pct"),
+             column(PRIMARY, "router_value"), column("Δ vs S1", "delta_vs_baseline", "delta"),
+             column("95% CI", kind="ci", digits=-3, fields=("delta_vs_baseline_ci_low", "delta_vs_baseline_ci_high")),
+             column("Δ vs merge", "delta_vs_merge", "delta"), column("calls / query", "calls_per_query", digits=2)),
+)
+
+HELPERS = TableDef(
+    name="rewriting-helpers",
+    title="Table 13: the router's helper swapped",
+    caption=(f"The router with each strategy as its helper, tau by the paper's rule fitted on the same dataset: "
+             f"{PRIMARY}, its difference from always-S1 and from always-merge with that helper, the share expanded and "
+             "the LLM calls per query."),
+    requires="rewrite_router_tau",
+    sql=f"""SELECT corpus, embedder, reranker, helper, tau, pct_expanded, router_value, merge_value, delta_vs_baseline,
+                   delta_vs_merge, calls_per_query
+            FROM rewrite_router_tau WHERE metric = '{PRIMARY}' AND rule = 'same_dataset'
+            ORDER BY corpus, embedder, reranker, router_value DESC, helper""",
+    columns=(column("helper", "helper", "text"), column("tau", "tau"), column("expanded", "pct_expanded", "pct"),
+             column(PRIMARY, "router_value", best="max"), column("always-merge", "merge_value"),
+             column("Δ vs S1", "delta_vs_baseline", "delta"), column("Δ vs merge", "delta_vs_merge", "delta"),
+             column("calls / query", "calls_per_query", digits=2)),
+)
+
+#: in the paper's order (Tables 3, 4, 5, 6, 11, 12, 13, 14)
+DEFINITIONS = (SOLO, ORACLE, ENSEMBLES, ROUTER, BUDGET, TAU_SWEEP, HELPERS, ANSWERS)

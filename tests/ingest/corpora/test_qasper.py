@@ -300,10 +300,11 @@ def test_both_layouts_give_identical_tables(tmp_path, v03_file, hf_file):
 
 
 def _one_more_paper(path: Path) -> Path:
-    """A file with one loadable paper besides the fixture's (a load that keeps none is refused)."""
+    """A file with one loadable paper and question besides the fixture's (a load that keeps no paper or
+    no question is refused)."""
     return write_v03(path, {"0000.00009": {"title": "Another", "abstract": "Its abstract.", "figures_and_tables": [],
                                            "full_text": [{"section_name": "Intro", "paragraphs": ["Its text."]}],
-                                           "qas": []}})
+                                           "qas": [q("q-more", ans(ff="x", ev=["Its text."]))]}})
 
 
 def test_conflicting_duplicate_is_quarantined(con, tmp_path, v03_file):
@@ -370,12 +371,12 @@ def test_split_from_filename():
 def test_malformed_json_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"0000.1": {"title": "x",\n "abstract": }}', encoding="utf-8")
-    with pytest.raises(IngestError, match=r"bad\.json, record line 2: malformed JSON"):
+    with pytest.raises(IngestError, match=r"bad\.json, record line 2: (malformed|invalid) JSON"):
         read_papers(bad)
     lines = tmp_path / "bad.jsonl"
     good = json.dumps(to_hf(papers_v03())[0])
     lines.write_text(good + "\n" + good[:-5] + "\n", encoding="utf-8")
-    with pytest.raises(IngestError, match=r"bad\.jsonl, record line 2: malformed JSON"):
+    with pytest.raises(IngestError, match=r"bad\.jsonl, record line 2: (malformed|invalid) JSON"):
         read_papers(lines)
 
 

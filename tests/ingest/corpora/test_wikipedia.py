@@ -254,11 +254,11 @@ def test_bad_jsonl(tmp_path) -> None:
         path.write_bytes(b"\n".join(lines) + b"\n")
         return path
 
-    with pytest.raises(IngestError, match=r"bad\.jsonl, record line 2: malformed JSON"):
+    with pytest.raises(IngestError, match=r"bad\.jsonl, record line 2: invalid JSON"):
         read_records(jsonl(ok, b'{"title": "B", "page_id": 2, "wikitext": '))
     with pytest.raises(IngestError, match=r"line 3 \(page 'C'\): missing field 'wikitext'"):
         read_records(jsonl(ok, b"", json.dumps({"title": "C", "page_id": 3}).encode()))
-    with pytest.raises(IngestError, match=r"line 2: not valid UTF-8"):
+    with pytest.raises(IngestError, match=r"line 2: byte 0x[0-9a-f]{2} at offset \d+ is not valid UTF-8"):
         read_records(jsonl(ok, b'{"title": "D\xff", "page_id": 4, "wikitext": "x"}'))
     with pytest.raises(IngestError, match=r"line 1: expected a JSON object"):
         read_records(jsonl(b"[1, 2]"))

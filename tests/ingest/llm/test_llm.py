@@ -52,12 +52,22 @@ def test_config_env_overrides_experiment_config(tmp_path):
 def test_config_rejects_api_key_unknown_keys_and_bad_backend():
     with pytest.raises(ValueError, match="RAGWH_LLM_API_KEY"):
         load_llm_config({"api_key": "x"}, env={})
-    with pytest.raises(ValueError, match="unknown llm config keys"):
+    with pytest.raises(ValueError, match=r"llm\.temprature: unknown key"):
         load_llm_config({"temprature": 1}, env={})
     with pytest.raises(ValueError, match="llm.backend: none"):
         load_llm_config({"backend": "none"}, env={})
     with pytest.raises(ValueError, match="openai, vllm, transformers"):
         load_llm_config({}, env={"RAGWH_LLM_BACKEND": "ollama"})
+    with pytest.raises(ValueError, match=r"^environment variable RAGWH_LLM_BACKEND: 'ollama' is not one of"):
+        load_llm_config({}, env={"RAGWH_LLM_BACKEND": "ollama"})
+    with pytest.raises(ValueError, match=r"^llm\.max_retries: expected an integer >= 0, got '2'$"):
+        load_llm_config({"max_retries": "2"}, env={})
+    with pytest.raises(ValueError, match=r"^llm\.timeout_s: expected a number > 0, got -1$"):
+        load_llm_config({"timeout_s": -1}, env={})
+    with pytest.raises(ValueError, match=r"^llm\.concurrency: expected an integer >= 1, got True$"):
+        load_llm_config({"concurrency": True}, env={})
+    with pytest.raises(ValueError, match=r"^environment variable RAGWH_LLM_REPLAY_ONLY: 'maybe' is not one of"):
+        load_llm_config({}, env={"RAGWH_LLM_REPLAY_ONLY": "maybe"})
 
 
 def test_prompts_are_versioned_files():
@@ -127,7 +137,7 @@ def test_config_structured_setting_and_its_environment_variable(tmp_path):
     assert load_llm_config({"structured": False}, env={"RAGWH_LLM_STRUCTURED": "1"}).structured is True
     assert load_llm_config({"structured": True}, env={"RAGWH_LLM_STRUCTURED": "auto"}).structured is None
     assert load_llm_config({}, env={"RAGWH_LLM_STRUCTURED": "0"}).structured is False
-    with pytest.raises(ValueError, match="llm.structured: true, false or null"):
+    with pytest.raises(ValueError, match=r"llm\.structured: expected true, false, auto or null"):
         load_llm_config({"structured": "yes"}, env={})
 
 
@@ -279,7 +289,9 @@ def test_http_usage_and_cut_answers_are_stored_and_replayed(con):
     assert out == [Completion("a cut ans", "length", 12, 4), Completion("", "stop", None, None)]
     assert (llm.cut, llm.empty) == (1, 1)
     assert con.execute("SELECT item_id, finish_reason, prompt_tokens, completion_tokens FROM llm_calls ORDER BY 1").fetchall() \
-        == [("a", "length", 12, 4), ("b", "stop", None, None)]
+        == [("a", "length", 12, 4)]  # the empty answer is a failed call, never cached
+    assert con.execute("SELECT item_id, reason, response_text FROM llm_failures").fetchall() == [("b", "empty", "")]
+    assert llm.failed == 1
     replay = LLMCache(con, None, model="test-model", replay_only=True, progress=False)
     assert replay.complete([req("a", "long")]) == [out[0]] and replay.cut == 1
 

@@ -32,6 +32,16 @@ def test_sections_render_from_the_marts(db):
     assert "TINY-MODEL OUTPUT" not in page  # synthetic texts, not the packaged model
 
 
+def test_the_papers_tables_in_its_numbering(db):
+    page = "".join(rewriting_sections(db))
+    tables = page.split('<section id="rw-tables">', 1)[1].split("</section>", 1)[0]
+    titles = [t.split("</h3>", 1)[0] for t in tables.split("<h3>")[1:]]
+    assert [t.split(":", 1)[0] for t in titles] == ["Table 3", "Table 4", "Table 5", "Table 6", "Table 11", "Table 12",
+                                                    "Table 13", "Table 14"]
+    assert "not run" not in tables  # every table has rows in the built marts
+    assert tables.count("<table") >= 8 * CELLS - 2  # one per cell and seed scope; a cosine-only cell has no router
+
+
 def test_the_report_shows_rewriting_only_when_its_marts_have_rows(db, con):
     page = render_report(db, load_config(None), "all-MiniLM-L6-v2", {})
     assert '<a href="#rw-solo">' in page and '<section id="rw-pareto">' in page

@@ -147,7 +147,7 @@ def test_precision_defaults_and_overrides():
 def test_dbt_defaults_are_the_studys():
     """A bare `dbt build` means the study: the bootstrap and primary
     cell of the study's experiments (qasper.yml, wikipedia.yml: the strong embedder at any precision)."""
-    defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     for name in ("qasper", "wikipedia", "cpu"):
         config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
         assert (defaults["bootstrap_b"], defaults["bootstrap_seed"]) == (config.bootstrap_b, config.bootstrap_seed) == (
@@ -176,3 +176,26 @@ def test_unknown_metric_embedder_or_reranker_names_the_key(mutate, key, tmp_path
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value).startswith(f"{path}: {key}"), str(info.value)
+
+
+def _default_raw() -> dict:
+    return yaml.safe_load((PROJECT_ROOT / "experiments" / "default.yml").read_text())
+
+
+@pytest.mark.parametrize("k", [5, 49])
+def test_k_below_the_deepest_metric_cutoff_is_refused(tmp_path, k):
+    with pytest.raises(ConfigError, match=rf"c.yml: k: {k} is below the deepest metric cutoff 50 \(R@50\)"):
+        parse_config({**_default_raw(), "k": k}, tmp_path / "c.yml")
+    assert parse_config({**_default_raw(), "k": 50}, tmp_path / "c.yml").k == 50
+
+
+def test_command_line_overrides_are_applied_before_validation(tmp_path):
+    from ragwh.experiment.config.overrides import apply_overrides
+    from ragwh.experiment.config.rewriting import load_experiment
+
+    raw = {**_default_raw(), "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True, "precision": "bf16"}]}
+    config = parse_config(apply_overrides(raw, {"precision": "fp32", "limit": 2}), tmp_path / "c.yml")
+    assert config.precision == "fp32" and config.embedders[0].precision == "fp32" and config.limit == 2
+    assert raw["embedders"][0]["precision"] == "bf16"  # the mapping read is not changed
+    with pytest.raises(ConfigError, match="precision: 'fp16' is not one of auto, fp32, bf16"):
+        load_experiment(PROJECT_ROOT / "experiments" / "default.yml", {"precision": "fp16"})

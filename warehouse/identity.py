@@ -1,0 +1,136 @@
+"""Which warehouse a file is, and which experiment it holds.
+
+A warehouse records its schema version (``warehouse_meta``), one ``experiments`` row per ``ragwh run``
+(the resolved config and its hash, code and package versions, precision, device, start / finish,
+status) and the settings its marts were built with (``experiment_settings``, read by dbt's macro
+``setting``: a bare ``dbt build`` rebuilds what the run built; ``--vars`` still override).
+
+:func:`check_file` classifies an open DuckDB file before any command uses it: an empty database, a
+DuckDB file of another application, or a warehouse of an older or newer schema version are one-line
+:class:`~warehouse.db.WarehouseError` messages saying what to do.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from warehouse.schema import BOOKKEEPING, SCHEMA_VERSION, TABLES, ensure_schema
+
+#: the version of a warehouse of ours that records none (written before versions were recorded)
+UNVERSIONED = 1
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return sorted(r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall())
+
+
+def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The schema version the file records; :data:`UNVERSIONED` for a warehouse of ours without one;
+    None for a database with none of our tables (empty or another application's)."""
+    tables = set(_tables(con))
+    if "warehouse_meta" in tables:
+        rows = con.execute("SELECT value FROM warehouse_meta WHERE key = 'schema_version'").fetchall()
+        if rows:
+            return int(rows[0][0])
+    return UNVERSIONED if tables & (set(TABLES) - set(BOOKKEEPING)) else None
+
+
+def upgrade_hint(path: Path) -> str:
+    return (f"upgrade it with `ragwh upgrade --warehouse {path}` (adds the new tables; then `ragwh run --config "
+            f"CONFIG --warehouse {path}` records its experiment, skipping unchanged stages), or rebuild it with "
+            "`ragwh run` into a new file")
+
+
+def check_file(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
+    """Raise :class:`~warehouse.db.WarehouseError` unless ``con`` is a warehouse of the current schema
+    version (a writable connection to an empty database is fine: it becomes one). Writable: create
+    what is missing and record the version."""
+    from warehouse.db import NEXT_WAREHOUSE, WarehouseError
+
+    version = stored_version(con)
+    if version is None:
+        tables = _tables(con)
+        if tables:
+            shown = ", ".join(tables[:5]) + (f", ... ({len(tables)} tables)" if len(tables) > 5 else "")
+            raise WarehouseError(f"{path} is a DuckDB database but not a ragwarehouse warehouse (it holds {shown}): "
+                                 f"{NEXT_WAREHOUSE}")
+        if read_only:
+            raise WarehouseError(f"warehouse {path} is an empty DuckDB database (no tables): build it first "
+                                 f"(`ragwh run --warehouse {path}`), or {NEXT_WAREHOUSE}")
+    elif version < SCHEMA_VERSION:
+        raise WarehouseError(f"warehouse {path} has schema version {version}, older than this ragwh's "
+                             f"{SCHEMA_VERSION}: {upgrade_hint(path)}")
+    elif version > SCHEMA_VERSION:
+        raise WarehouseError(f"warehouse {path} has schema version {version}, written by a newer ragwh (this one "
+                             f"reads {SCHEMA_VERSION}): upgrade ragwarehouse, or {NEXT_WAREHOUSE}")
+    if not read_only:
+        ensure_schema(con)
+        stamp(con)
+
+
+def stamp(con: duckdb.DuckDBPyConnection) -> None:
+    """Record :data:`~warehouse.schema.SCHEMA_VERSION` (the tables must exist)."""
+    con.execute("DELETE FROM warehouse_meta WHERE key = 'schema_version'")
+    con.execute("INSERT INTO warehouse_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+
+def upgrade(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """Bring an older warehouse of ours to the current version (additive: new tables and nullable
+    columns). Returns (from, to)."""
+    version = stored_version(con)
+    if version is None or version > SCHEMA_VERSION:
+        raise ValueError("not a warehouse this ragwh can upgrade")
+    ensure_schema(con)
+    stamp(con)
+    return version, SCHEMA_VERSION
+
+
+# --- experiments -------------------------------------------------------------------------------------
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def start_experiment(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> int:
+    """Insert a 'running' experiments row (``row``: the columns name .. device) and return its id."""
+    ((next_id,),) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchall()
+    values = {**row, "experiment_id": next_id, "started_at": _now(), "status": "running"}
+    cols = ", ".join(values)
+    con.execute(f"INSERT INTO experiments ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
+    return next_id
+
+
+def finish_experiment(con: duckdb.DuckDBPyConnection, experiment_id: int, status: str, detail: str | None = None) -> None:
+    con.execute("UPDATE experiments SET status = ?, finished_at = ?, detail = ? WHERE experiment_id = ?",
+                [status, _now(), detail, experiment_id])
+
+
+def latest_experiment(con: duckdb.DuckDBPyConnection, study: str | None = None) -> dict[str, Any] | None:
+    """The last experiments row (of ``study``), as a dict; None when no run was recorded."""
+    where = "WHERE study = ?" if study else ""
+    cur = con.execute(f"SELECT * FROM experiments {where} ORDER BY experiment_id DESC LIMIT 1", [study] if study else [])
+    rows = cur.fetchall()
+    return dict(zip([d[0] for d in cur.description], rows[0])) if rows else None
+
+
+def write_settings(con: duckdb.DuckDBPyConnection, settings: dict[str, Any], study: str, experiment_id: int) -> None:
+    """Replace the stored value of every setting in ``settings`` (other studies' settings stay)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for name, value in sorted(settings.items()):
+            con.execute("DELETE FROM experiment_settings WHERE name = ?", [name])
+            con.execute("INSERT INTO experiment_settings VALUES (?, ?, ?, ?)",
+                        [name, json.dumps(value, sort_keys=True), study, experiment_id])
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def read_settings(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    return {n: json.loads(v) for n, v in con.execute("SELECT name, value_json FROM experiment_settings").fetchall()}
