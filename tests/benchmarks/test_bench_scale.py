@@ -9,13 +9,15 @@ import pytest
 from benchmarks.bench_scale import SOURCES, STAGES, STRATEGIES, run_benchmark, source_counts
 
 DOCS, QUERIES = 200, 10
+RUN = tuple(s for s in STAGES if s not in ("rewrite_rerun", "marts"))
 
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     work = tmp_path_factory.mktemp("scale")
-    # the marts stage builds one staging view here: the whole rewriting build is the demo tests' cost already
-    return work, run_benchmark(work, DOCS, QUERIES, boot=20, marts="stg_rewrite_runs")
+    # CI time is short: the marts (a dbt build, 6-25 s even for one view) are the rewriting dbt tests' and the
+    # demo's, and the rerun that loads the persisted graphs is tests/ingest/rewriting/test_ann.py's
+    return work, run_benchmark(work, DOCS, QUERIES, stages=RUN)
 
 
 def test_source_counts_keep_the_proportions_and_sum():
@@ -27,7 +29,7 @@ def test_source_counts_keep_the_proportions_and_sum():
 def test_json_shape_and_rows(bench):
     work, out = bench
     json.dumps(out)  # serializable as written
-    assert list(out["stages"]) == list(STAGES)
+    assert list(out["stages"]) == list(RUN) and set(STAGES) - set(RUN) == {"rewrite_rerun", "marts"}
     for name, stage in out["stages"].items():
         assert set(stage) == {"seconds", "peak_rss_mib"}, name
         assert stage["seconds"] > 0 and stage["peak_rss_mib"] > 10, name
@@ -42,11 +44,9 @@ def test_json_shape_and_rows(bench):
     assert chunks > DOCS and out["results"]["embed"] == {"chunks": chunks, "texts_embedded": chunks}
     assert counts["embeddings"] == chunks + QUERIES  # every chunk once, every query once
     assert out["results"]["rewrite"]["texts_embedded"] == QUERIES  # the chunks were already stored
-    first, rerun = out["results"]["rewrite"]["steps"], out["results"]["rewrite_rerun"]["steps"]
+    first = out["results"]["rewrite"]["steps"]
     assert first["ann_build"] > 0 and first["ann_load"] == 0  # 3 seeds' graphs + 3 x 3 more for S1-ann4, built
-    assert rerun["ann_build"] == 0 and rerun["ann_load"] > 0  # ... and loaded by the rerun
-    assert len(list((work / "scale.duckdb.ann").rglob("seed*.bin"))) == 12
-    assert out["results"]["rewrite_rerun"]["texts_embedded"] == 0
+    assert len(list((work / "scale.duckdb.ann").rglob("seed*.bin"))) == 12  # ... and saved for a rerun
     con = duckdb.connect(str(work / "scale.duckdb"), read_only=True)
     per = dict(con.execute("SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' "
                            "GROUP BY strategy").fetchall())
