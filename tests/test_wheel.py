@@ -23,7 +23,7 @@ from warehouse.paths import CODE_ROOT
 
 #: Not part of the source tree a wheel is built from (outputs, environments, caches).
 IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                 "target", "logs", "reports", "exports", "*.duckdb", "*.duckdb.wal")
+                                 "target", "logs", "reports", "exports", "*.duckdb", "*.duckdb.wal", "*.duckdb.ann")
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:

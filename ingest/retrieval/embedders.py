@@ -13,6 +13,9 @@ Resolution of ``--embedder NAME_OR_PATH`` (:func:`resolve_embedder`):
 3. anything else that looks like a hub id (``owner/model``) -> tried on the Hugging Face hub at load;
 4. otherwise (a path that does not exist) -> :class:`EmbedderError` before anything is written.
 
+``hash-standin-384`` is the scale benchmarks' labelled stand-in (:mod:`ingest.retrieval.standin`),
+refused unless ``RAGWH_STANDIN_EMBEDDER=1``.
+
 Precision (:mod:`ingest.retrieval.precision`): ``resolve_embedder(name, precision)`` with a precision
 (``auto | fp32 | bf16``) returns the spec computing in the resolved precision, its ``name`` (the
 stored key) carrying the suffix (``all-MiniLM-L6-v2@bf16``); without one, a name's own suffix or fp32.
@@ -32,6 +35,7 @@ from ingest.retrieval.precision import (
     split_name,
     stored_name,
 )
+from ingest.retrieval.standin import STANDIN_NAME, standin_spec
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -164,6 +168,8 @@ def check_loaded_precision(given: str | EmbedderSpec | None, resolved: EmbedderS
 
 
 def _resolve_model(key: str) -> EmbedderSpec:
+    if key == STANDIN_NAME:  # the labelled stand-in: refused outside benchmarks and tests
+        return standin_spec()
     if key in REGISTRY:
         return REGISTRY[key]
     path = Path(key).expanduser()

@@ -22,12 +22,23 @@ score descending, ties by index position, the exact search's order (:func:`inges
 topk_inner_product`). So a candidate found by two graphs has one score, and the union by max score
 (:mod:`ingest.rewriting.merge`) unions documents, never rescales them.
 
+Graphs are persisted next to the warehouse (:func:`cached_index`): a file warehouse ``W`` keeps each
+graph in ``W.ann/<corpus>/<embedder>/<chunkset>/seed<s>_m<M>_efc<C>_<digest>.bin``, where the digest is
+``sha256`` of the index's chunk ids and vectors, so a rerun (or another strategy, seed or process) over
+the same chunks, embedder and index seed loads the graph instead of rebuilding it, and any change of
+the chunks or vectors builds a new one (the older file of that seed and settings is removed). A loaded
+graph is the saved graph, so its searches equal the built graph's. An in-memory warehouse, or a folder
+that cannot be written, builds every graph in memory as before.
+
 Worked example: vectors ``[1, 0]``, ``[0.6, 0.8]``, ``[0, 1]`` and query ``[1, 0]`` with ``P = 2``: any
 graph that finds the two nearest returns positions ``[0, 1]`` with scores ``[1.0, 0.6]``.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -64,6 +75,76 @@ def build_index(vectors: np.ndarray, seed: int, params: AnnParams):
     index.set_num_threads(1)
     index.add_items(np.ascontiguousarray(vectors, dtype=np.float32), np.arange(n))
     return index
+
+
+def graph_folder(warehouse: str | None, corpus: str, embedder: str, chunkset: str) -> Path | None:
+    """Where the graphs of (corpus, embedder, chunkset) of the warehouse file ``warehouse`` live (None: in memory)."""
+    if not warehouse or warehouse == ":memory:":
+        return None
+    safe = [re.sub(r"[^A-Za-z0-9._-]", "_", part) for part in (corpus, embedder, chunkset)]
+    return Path(f"{warehouse}.ann").joinpath(*safe)
+
+
+def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path | None, digest: str | None):
+    """``(graph, loaded)``: the graph of ``seed`` loaded from ``folder`` when saved there for ``digest``, else
+    built (:func:`build_index`) and saved (module doc); ``loaded`` says which."""
+    if folder is None or digest is None:
+        return build_index(vectors, seed, params), False
+    import hnswlib
+
+    stem = f"seed{seed}_m{params.m}_efc{params.ef_construction}"
+    path = folder / f"{stem}_{digest[:24]}.bin"
+    n, dim = vectors.shape
+    if path.is_file():
+        graph = hnswlib.Index(space="ip", dim=dim)
+        graph.load_index(str(path), max_elements=max(n, 1))
+        if graph.get_current_count() == n:
+            return graph, True
+    graph = build_index(vectors, seed, params)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob(f"{stem}_*.bin"):
+            old.unlink(missing_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        graph.save_index(str(tmp))
+        os.replace(tmp, path)  # a reader never sees a half-written graph
+    except OSError:
+        pass  # a read-only folder: the graph lives in memory for this run only
+    return graph, False
+
+
+def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,
+                   timing: dict[str, float], workers: int | None = None):
+    """Yield ``(seed, graph)`` for ``seeds`` in order (``None``: exact search, no graph), each graph from
+    :func:`cached_index`. Up to ``workers`` (default: the cores, at most 2) graphs are built at once, each
+    on one thread (hnswlib releases the GIL; a graph built on one thread is the same whichever thread
+    builds it), and at most ``workers`` are alive while one is searched, so memory holds a few graphs,
+    never all of a run's. ``timing["ann_build" | "ann_load"]`` adds each graph's own seconds (summed
+    over threads, so it can exceed the wall time)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(seed):
+        t = time.perf_counter()
+        graph, loaded = cached_index(vectors, seed, params, folder, digest)
+        return graph, loaded, time.perf_counter() - t
+
+    queue = [s for s in seeds if s is not None]
+    if None in seeds:
+        yield None, None
+    workers = max(1, min(workers or min(os.cpu_count() or 1, 2), len(queue) or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        pending = [(s, pool.submit(make, s)) for s in queue[:workers - 1]]
+        for k, seed in enumerate(queue):
+            if k + workers - 1 < len(queue):  # keep the next ones building while this one is searched
+                nxt = queue[k + workers - 1]
+                pending.append((nxt, pool.submit(make, nxt)))
+            _, future = pending.pop(0)
+            graph, loaded, seconds = future.result()
+            del future  # it holds the graph too
+            timing["ann_load" if loaded else "ann_build"] += seconds
+            yield seed, graph
+            del graph
 
 
 def search(index, vectors: np.ndarray, queries: np.ndarray, k: int, ef_search: int) -> tuple[np.ndarray, np.ndarray]:

@@ -9,12 +9,18 @@ to the earlier position). Documents are numbered in that order (``doc_codes``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from pathlib import Path
 
 import duckdb
 import numpy as np
 
 from ingest.retrieval.embed import arrow_query
+from ingest.rewriting.ann import graph_folder
 from ingest.rewriting.vectors import Embedder, text_vectors
+
+
+DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
 
 
 class RewriteError(ValueError):
@@ -29,20 +35,48 @@ class ChunkIndex:
     documents: np.ndarray  # object (str), the distinct doc_ids in order
     texts: list[str]
     vectors: np.ndarray  # float32 (n, d), L2-normalized
+    graph_folder: Path | None = None  # where its HNSW graphs are persisted (None: built in memory)
+    _digest: str | None = None
+
+    def digest(self) -> str:
+        """``sha256`` of the chunk ids and the vectors: names the graphs built over exactly this index."""
+        if self._digest is None:
+            h = hashlib.sha256("\n".join(self.chunk_ids.tolist()).encode("utf-8"))
+            h.update(str(self.vectors.shape).encode())
+            h.update(np.ascontiguousarray(self.vectors, dtype=np.float32))  # the buffer itself, no bytes copy
+            self._digest = h.hexdigest()
+        return self._digest
 
 
 def chunk_texts(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str) -> tuple[list[str], list[str], list[str]]:
-    """``(chunk_ids, doc_ids, texts)`` of the chunkset's chunks of ``corpus`` in index order."""
+    """``(chunk_ids, doc_ids, texts)`` of the chunkset's chunks of ``corpus`` in index order.
+
+    Each document's text is read once (in blocks of :data:`DOC_BLOCK` documents) and sliced for all of
+    its chunks, so no chunk row carries a copy of its document's text: memory is the chunk texts plus
+    one block of documents."""
     table = arrow_query(con, """
-        SELECT c.chunk_id, c.doc_id, c.char_start, c.char_end, d.text AS doc_text, coalesce(p.prefix, '') AS prefix
+        SELECT c.chunk_id, c.doc_id, c.char_start, c.char_end, coalesce(p.prefix, '') AS prefix
         FROM chunks c JOIN documents d USING (doc_id)
         LEFT JOIN chunk_prefixes p ON p.chunk_id = c.chunk_id AND p.prefix_kind = 'title' AND p.depth = 0
         WHERE c.chunkset = $cs AND d.corpus = $corpus
         ORDER BY c.doc_id, c.chunk_idx""", {"cs": chunkset, "corpus": corpus})
+    chunk_ids, doc_ids = table.column("chunk_id").to_pylist(), table.column("doc_id").to_pylist()
     starts, ends = table.column("char_start").to_pylist(), table.column("char_end").to_pylist()
-    texts = [p + t[s:e].strip() for p, t, s, e in zip(table.column("prefix").to_pylist(),
-                                                       table.column("doc_text").to_pylist(), starts, ends)]
-    return table.column("chunk_id").to_pylist(), table.column("doc_id").to_pylist(), texts
+    prefixes = table.column("prefix").to_pylist()
+    del table
+    texts: list[str] = []
+    docs = list(dict.fromkeys(doc_ids))  # in index order (doc_id order)
+    for lo in range(0, len(docs), DOC_BLOCK):
+        block = docs[lo:lo + DOC_BLOCK]
+        rows = arrow_query(con, "SELECT doc_id, text FROM documents WHERE doc_id BETWEEN $lo AND $hi AND corpus = $corpus "
+                                "ORDER BY doc_id", {"lo": block[0], "hi": block[-1], "corpus": corpus})
+        text_of = dict(zip(rows.column("doc_id").to_pylist(), rows.column("text").to_pylist()))
+        for i in range(len(texts), len(doc_ids)):
+            text = text_of.get(doc_ids[i])
+            if text is None:
+                break
+            texts.append(prefixes[i] + text[starts[i]:ends[i]].strip())
+    return chunk_ids, doc_ids, texts
 
 
 def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: Embedder,
@@ -55,5 +89,7 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     vectors, _ = text_vectors(con, embedder, texts, [False] * len(texts), label=f"embedding {corpus} chunks",
                               show_progress=show_progress)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
+    # fetchall, not fetchone: a partly fetched result would block the connection's next statement
+    warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     return ChunkIndex(np.array(chunk_ids, dtype=object), np.array(doc_ids, dtype=object), codes.astype(np.int64),
-                      documents, texts, vectors)
+                      documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset))

@@ -101,8 +101,9 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
-    dense, pools, exact_flags = _dense(index, searches, vectors, ann)
-    seconds["dense"] = time.perf_counter() - t0
+    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann)
+    seconds["dense"] = time.perf_counter() - t0  # graphs included: built (ann_build) or loaded (ann_load)
+    seconds.update(graph_seconds)
 
     # one rerank + MMR per distinct (vector, rerank text, widened pool, graph); k = the most any use needs
     unique: dict[tuple, int] = {}
@@ -178,28 +179,30 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
     pools = [max(1, s.pool) for s in searches]  # a pool larger than the corpus returns every chunk
-    graphs: dict[int, object] = {}
-    todo = list(range(len(searches)))
-    while todo:
-        retry = []
-        for pool, seed in sorted({(pools[i], searches[i].ann_seed) for i in todo},
-                                 key=lambda ps: (ps[0], ps[1] is not None, ps[1] or 0)):
-            rows = [i for i in todo if (pools[i], searches[i].ann_seed) == (pool, seed)]
-            if seed is None:
-                pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
-            else:
-                if ann is None:
-                    raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
-                if seed not in graphs:
-                    graphs[seed] = ann_index.build_index(index.vectors, seed, ann)
-                pos, scores = ann_index.search(graphs[seed], index.vectors, vectors[rows], pool, ann.ef_search)
-            held = _distinct_per_row(index.doc_codes[pos])
-            for i, p, sc, h in zip(rows, pos, scores, held.tolist()):
-                dense[i] = (p, sc.astype(np.float64))
-                if h < min(searches[i].k, n_docs) and pool < n_chunks:
-                    pools[i] = min(2 * pool, n_chunks)
-                    retry.append(i)
-        todo = retry
+    timing = {"ann_build": 0.0, "ann_load": 0.0}
+    seeds = sorted({s.ann_seed for s in searches}, key=lambda seed: (seed is not None, seed or 0))
+    if ann is None and any(seed is not None for seed in seeds):
+        raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
+    digest = index.digest() if index.graph_folder is not None and seeds != [None] else None
+    # one graph at a time (each holds a copy of the vectors), the next ones built meanwhile on other cores
+    for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing):
+        todo = [i for i, s in enumerate(searches) if s.ann_seed == seed]
+        while todo:
+            retry = []
+            for pool in sorted({pools[i] for i in todo}):
+                rows = [i for i in todo if pools[i] == pool]
+                if graph is None:
+                    pos, scores = topk_inner_product(vectors[rows], index.vectors, pool)
+                else:
+                    pos, scores = ann_index.search(graph, index.vectors, vectors[rows], pool, ann.ef_search)
+                held = _distinct_per_row(index.doc_codes[pos])
+                for i, p, sc, h in zip(rows, pos, scores, held.tolist()):
+                    dense[i] = (p, sc.astype(np.float64))
+                    if h < min(searches[i].k, n_docs) and pool < n_chunks:
+                        pools[i] = min(2 * pool, n_chunks)
+                        retry.append(i)
+            todo = retry
+        del graph
     # the recall check: one exact search per distinct (vector, pool) among the HNSW searches (the same
     # query under three index seeds is one exact search)
     flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
@@ -213,7 +216,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
         for rows, e in zip(groups, exact):
             for i in rows:
                 flags[i] = np.isin(dense[i][0], e)
-    return dense, pools, flags
+    return dense, pools, flags, timing
 
 
 def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float,

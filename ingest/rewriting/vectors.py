@@ -19,6 +19,7 @@ from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 
 WRITE_BATCH = 256
+FETCH_BLOCK = 50_000  # vectors read from the warehouse at a time
 
 
 def text_key(text: str, is_query: bool) -> str:
@@ -83,21 +84,30 @@ def _stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
-def fetch_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
-    """The stored vectors of ``keys`` as a float32 matrix, row ``i`` for ``keys[i]`` (keys must be stored)."""
+def fetch_vectors(con, embedder: str, keys: list[str], block: int = FETCH_BLOCK) -> np.ndarray:
+    """The stored vectors of ``keys`` as a float32 matrix, row ``i`` for ``keys[i]`` (keys must be stored).
+
+    Streamed in blocks of ``block`` keys into one preallocated matrix: memory is the matrix plus one
+    block, never a Python list of every vector."""
     import pyarrow as pa
 
     if not keys:
         return np.zeros((0, 0), dtype=np.float32)
-    con.register("_wanted_keys", pa.table({"text_hash": keys, "pos": np.arange(len(keys))}))
-    try:
-        table = arrow_query(con, "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
-                                 "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
-                                 "GROUP BY w.pos ORDER BY w.pos", {"e": embedder})
-    finally:
-        con.unregister("_wanted_keys")
-    column = table.column("vector").combine_chunks()
-    if column.null_count:
-        raise ValueError(f"{column.null_count} texts have no {embedder!r} vector")
-    dim = column.value_lengths()[0].as_py()
-    return column.flatten().to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(keys), dim)
+    out: np.ndarray | None = None
+    for lo in range(0, len(keys), block):
+        part = keys[lo:lo + block]
+        con.register("_wanted_keys", pa.table({"text_hash": part, "pos": np.arange(len(part))}))
+        try:
+            table = arrow_query(con, "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
+                                     "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
+                                     "GROUP BY w.pos ORDER BY w.pos", {"e": embedder})
+        finally:
+            con.unregister("_wanted_keys")
+        column = table.column("vector").combine_chunks()
+        if column.null_count:
+            raise ValueError(f"{column.null_count} texts have no {embedder!r} vector")
+        dim = column.value_lengths()[0].as_py()
+        if out is None:
+            out = np.empty((len(keys), dim), dtype=np.float32)
+        out[lo:lo + len(part)] = column.flatten().to_numpy(zero_copy_only=False).reshape(len(part), dim)
+    return out

@@ -112,3 +112,26 @@ def test_pools_widen_until_they_hold_k_documents():
     assert held[0] < 5 <= held[1] and held[2] == held[3] == 10
     assert [len(r.mmr_pos) for r in runs] == [2, 5, 10, 10]  # K documents, or every document the corpus has
     assert len({index.doc_ids[p] for p in runs[2].mmr_pos}) == 10
+
+
+def test_persisted_graph_is_loaded_and_searches_as_the_built_one(tmp_path):
+    """cached_index: the first call builds and saves, the second loads the same graph (same search), a changed
+    digest rebuilds and replaces the file; no folder: built in memory, nothing written."""
+    from ingest.rewriting.ann import AnnParams, cached_index, graph_folder, search
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    params = AnnParams(m=4, ef_construction=8, ef_search=4)
+    folder = graph_folder(str(tmp_path / "w.duckdb"), "c", "e/x", "sentence:512/50")
+    assert folder == tmp_path / "w.duckdb.ann" / "c" / "e_x" / "sentence_512_50"
+    built, loaded = cached_index(vectors, 7, params, folder, "a" * 64)
+    assert not loaded and [p.name for p in folder.iterdir()] == [f"seed7_m4_efc8_{'a' * 24}.bin"]
+    again, loaded = cached_index(vectors, 7, params, folder, "a" * 64)
+    assert loaded
+    queries = vectors[:20]
+    for a, b in zip(search(built, vectors, queries, 10, 4), search(again, vectors, queries, 10, 4)):
+        np.testing.assert_array_equal(a, b)
+    _, loaded = cached_index(vectors, 7, params, folder, "b" * 64)
+    assert not loaded and [p.name for p in folder.iterdir()] == [f"seed7_m4_efc8_{'b' * 24}.bin"]
+    assert cached_index(vectors, 7, params, None, None)[1] is False and graph_folder(None, "c", "e", "s") is None
