@@ -1,4 +1,4 @@
-{{ config(tags=['evaluation'], alias='contrasts') }}
+{{ config(tags=['evaluation']) }}
 -- The contrast families per cell (table `contrasts`): mean paired delta (treatment - control) with its
 -- document-clustered bootstrap CI and two-sided p, Holm step-down p across the contrasts of the
 -- same family and cell (udfs/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms

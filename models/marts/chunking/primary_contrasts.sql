@@ -24,7 +24,7 @@ select
     m.converged::boolean as mixed_converged,
     c.n_boot::bigint as n_boot,
     c.n_far_side::bigint as n_far_side
-from {{ ref('contrast_results') }} as c
+from {{ ref('contrasts') }} as c
 inner join {{ ref('contrast_mde') }} as d
     on d.contrast = c.contrast and d.corpus = c.corpus and d.embedder = c.embedder
     and d.control_embedder = c.control_embedder and d.reranker = c.reranker and d.metric = c.metric
