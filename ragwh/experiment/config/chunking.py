@@ -41,12 +41,14 @@ cell (dbt var ``declared_contrasts``).
 ``precision`` (top level, and per embedder / reranker to override it): ``auto`` (default: bf16 on a
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
 (:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
+
+Shared with the rewriting study's configs: the error type and typed access to the parsed YAML
+(:mod:`.reader`) and the ``llm:`` block (:mod:`.llm`).
 """
 from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -55,6 +57,8 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
+from ragwh.experiment.config.llm import LLMSpec, parse_llm  # noqa: F401 (re-exported)
+from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where  # noqa: F401 (re-exported)
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
 from udfs.metrics.registry import metric_names
 from warehouse.paths import PROJECT_ROOT
@@ -73,10 +77,6 @@ LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend 
                         "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
 #: Where the demo corpus ships (package data).
 DEMO_PACKAGE = "ragwh.experiment.demo"
-
-
-class ConfigError(ValueError):
-    """An experiment config that cannot be used; the message names the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -106,31 +106,6 @@ class RerankerSpec:
     name: str
     model: str
     precision: str = "auto"
-
-
-@dataclass(frozen=True)
-class LLMSpec:
-    """``backend`` 'none' (no LLM stage runs) or one of ``ingest.llm.config.BACKENDS``; ``settings`` are
-    the other keys of the config's ``llm:`` mapping, passed to ``ingest.llm.load_llm_config`` (the
-    ``RAGWH_LLM_*`` environment variables override them; ``RAGWH_LLM_BACKEND`` also overrides 'none')."""
-
-    backend: str
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def model(self) -> str | None:
-        """The model the stages will use (the transformers backend defaults to the packaged tiny model)."""
-        from ingest.llm.local_models import DEFAULT_LOCAL_MODEL
-
-        named = os.environ.get("RAGWH_LLM_MODEL") or self.settings.get("model")
-        return named or (DEFAULT_LOCAL_MODEL if self.backend == "transformers" else None)
-
-    @property
-    def tiny(self) -> bool:
-        """Whether the LLM stages run a tiny demo model (their output is then labelled, never a result)."""
-        from ingest.llm.local_models import is_tiny_model
-
-        return self.backend != "none" and is_tiny_model(self.model)
 
 
 @dataclass(frozen=True)
@@ -261,109 +236,6 @@ def deepest_cutoff() -> tuple[int, str]:
     return max(cutoffs)
 
 
-def _model_name(r: "_Reader", key: str, model: str, kind: str) -> None:
-    """Raise :class:`ConfigError` at ``key`` unless ``model`` resolves to an embedder (``kind``
-    'embedder') or a cross-encoder ('reranker') that can be loaded: a registered name, an existing
-    local directory or a hub id (checked without loading anything)."""
-    from ingest.retrieval.embedders import EmbedderError, resolve_embedder
-    from ingest.retrieval.rerank import RerankError, resolve_reranker
-
-    try:
-        (resolve_embedder if kind == "embedder" else resolve_reranker)(model)
-    except (EmbedderError, RerankError) as exc:
-        raise r.fail(key, str(exc)) from None
-
-
-class _Reader:
-    """Typed access to a mapping that reports errors as ``<file>: <dotted.key>: <problem>``."""
-
-    def __init__(self, file: Path) -> None:
-        self.file = file
-
-    def corpora(self, value: Any, build: Callable[[str, dict], CorpusSpec]) -> list[CorpusSpec]:
-        """The ``corpora:`` list: each entry a mapping of name, loader, sources (required) and options,
-        turned into a spec by ``build(dotted_key, entry)``; the names must be unique."""
-        if not isinstance(value, list) or not value:
-            raise self.fail("corpora", "expected a non-empty list of corpora")
-        corpora = []
-        for i, c in enumerate(value):
-            key = f"corpora[{i}]"
-            c = self.mapping(c, key, {"name", "loader", "sources", "options"})
-            for req in ("name", "loader", "sources"):
-                if req not in c:
-                    raise self.fail(f"{key}.{req}", "required key missing")
-            corpora.append(build(key, c))
-        names = [c.name for c in corpora]
-        if len(set(names)) != len(names):
-            raise self.fail("corpora", f"corpus names must be unique, got {names}")
-        return corpora
-
-    def fail(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.file}: {key}: {problem}")
-
-    def mapping(self, value: Any, key: str, allowed: set[str]) -> dict:
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
-        unknown = sorted(set(value) - allowed)
-        if unknown:
-            raise self.fail(f"{key}.{unknown[0]}" if key else unknown[0],
-                            f"unknown key (allowed: {', '.join(sorted(allowed))})")
-        return value
-
-    def string(self, value: Any, key: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {value!r}")
-        return value
-
-    def integer(self, value: Any, key: str, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.fail(key, f"expected an integer >= {minimum}, got {value!r}")
-        return value
-
-    def strings(self, value: Any, key: str) -> list[str]:
-        if not isinstance(value, list):
-            raise self.fail(key, f"expected a list, got {type(value).__name__}")
-        return [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
-
-    def unique(self, values: list | tuple, key: str) -> None:
-        """Raise at ``key[i]`` for the first entry that repeats an earlier one (a list is never deduplicated
-        silently: the second copy would be dropped, or run twice)."""
-        for i, v in enumerate(values):
-            if v in values[:i]:
-                raise self.fail(f"{key}[{i}]", f"{v!r} is listed twice (first at {key}[{list(values).index(v)}])")
-
-    def number(self, value: Any, key: str) -> float:
-        """A YAML number (int or float); true/false are not numbers."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.fail(key, f"expected a number, got {value!r}")
-        return float(value)
-
-    def choice(self, value: Any, key: str, choices: tuple[str, ...] | list[str]) -> str:
-        if value not in choices:
-            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
-        return value
-
-
-def parse_llm(r: _Reader, value: Any) -> LLMSpec:
-    """The ``llm:`` mapping (absent: backend none), every key checked now rather than when an LLM stage
-    starts (:func:`ingest.llm.config.check_llm_settings`: unknown keys, types, ranges), and the
-    ``RAGWH_LLM_*`` variables, which override it: an error names the file and ``llm.<key>``, or the
-    variable when the environment is at fault."""
-    from ingest.llm.config import LLMConfigError, check_llm_settings
-
-    llm_raw = {"backend": "none"} if value is None else value
-    if not isinstance(llm_raw, dict):
-        raise r.fail("llm", f"expected a mapping, got {type(llm_raw).__name__}")
-    llm_raw = {"backend": "none", **llm_raw}
-    try:
-        merged = check_llm_settings(llm_raw, os.environ, allow_none=True)
-    except LLMConfigError as exc:
-        if exc.variable is not None:
-            raise ConfigError(f"{exc} (the variable overrides {r.file})") from None
-        raise r.fail(f"llm.{exc.key}", exc.problem) from None
-    return LLMSpec(merged["backend"], {k: v for k, v in llm_raw.items() if k != "backend"})
-
-
 def config_file(path: str | os.PathLike | None = None) -> Path:
     """The experiment YAML a ``--config`` names: the file itself (relative to the current directory);
     else, for a relative path that is not there, the bundled experiment it names (``experiments/cpu.yml``,
@@ -392,19 +264,6 @@ def load_config(path: str | os.PathLike | None = None, overrides: dict[str, Any]
     from ragwh.experiment.config.overrides import apply_overrides
 
     return parse_config(apply_overrides(raw, overrides), file)
-
-
-def yaml_where(exc: yaml.YAMLError) -> str:
-    """' at line L, column C: problem (context started at ...)' of a YAML error, on one line (every
-    reader of an experiment YAML reports ``f"{file}: not valid YAML{yaml_where(exc)}"``)."""
-    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
-    if mark is None or problem is None:
-        return ": " + " ".join(str(exc).split())
-    where = f" at line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-    if context and start is not None:
-        where += f" ({context} started at line {start.line + 1}, column {start.column + 1})"
-    return where
 
 
 def parse_config(raw: Any, file: Path) -> ExperimentConfig:

@@ -68,17 +68,9 @@ from ingest.llm.yamlfile import load_yaml
 
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
-from ragwh.experiment.config.chunking import (
-    PRECISIONS,
-    ConfigError,
-    CorpusSpec,
-    LLMSpec,
-    _Reader,
-    config_file,
-    load_config,
-    parse_llm,
-    yaml_where,
-)
+from ragwh.experiment.config.chunking import PRECISIONS, CorpusSpec, config_file, load_config
+from ragwh.experiment.config.llm import LLMSpec, parse_llm
+from ragwh.experiment.config.reader import ConfigError, _Reader, yaml_where
 from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-exported: the config's public names)
     ANALYSIS_VARS,
     DEFAULT_BASELINE,

@@ -34,7 +34,9 @@ from typing import Any
 from ingest.rewriting.reader import MAX_TOKENS, PROMPTS
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
-from ragwh.experiment.config.chunking import CorpusSpec, LLMSpec, _Reader
+from ragwh.experiment.config.chunking import CorpusSpec
+from ragwh.experiment.config.llm import LLMSpec
+from ragwh.experiment.config.reader import _Reader
 from udfs.metrics.registry import metric_names
 
 #: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
