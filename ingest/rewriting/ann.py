@@ -97,8 +97,11 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
     n, dim = vectors.shape
     if path.is_file():
         graph = hnswlib.Index(space="ip", dim=dim)
-        graph.load_index(str(path), max_elements=max(n, 1))
-        if graph.get_current_count() == n:
+        try:
+            graph.load_index(str(path), max_elements=max(n, 1))
+        except RuntimeError:  # unreadable (cut short, another hnswlib's format): rebuilt and saved again below
+            graph = None
+        if graph is not None and graph.get_current_count() == n:
             return graph, True
     graph = build_index(vectors, seed, params)
     try:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_MARKER = re.compile(r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d{1,2}\s*[.)](?!\d)|\(\d{1,2}\)|[-*•]+)\s*",
+_MARKER = re.compile(r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d{1,2}\s*[.)](?!\d)|\d{1,2}\s*:(?=\s*\D)|\(\d{1,2}\)|[-*•]+)\s*",
                      re.IGNORECASE)
 _PREAMBLE = re.compile(r"^(?:here\s+(?:is|are)|here's|sure|certainly|of\s+course|okay|below\s+(?:is|are)|"
                        r"the\s+following)\b", re.IGNORECASE)
@@ -44,12 +44,15 @@ def clean_line(line: str) -> str:
 
 
 def strip_preamble(line: str) -> str:
-    """A cleaned line without a preamble (module doc): '' when the line is only a preamble, else what
-    follows its first colon when it opens with one, else the line unchanged."""
+    """A cleaned line without a preamble (module doc): what follows its first colon when it opens with one,
+    '' when it is only a preamble (no colon and no question mark), else the line unchanged: "The following
+    year, who won the league?" is a question, not a preamble."""
     if not _PREAMBLE.match(line):
         return line
     head, colon, rest = line.partition(":")
-    return clean_line(rest) if colon else ""
+    if colon:
+        return clean_line(rest)
+    return line if "?" in line else ""
 
 
 def usable(line: str) -> bool:

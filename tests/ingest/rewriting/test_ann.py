@@ -135,3 +135,7 @@ def test_persisted_graph_is_loaded_and_searches_as_the_built_one(tmp_path):
     _, loaded = cached_index(vectors, 7, params, folder, "b" * 64)
     assert not loaded and [p.name for p in folder.iterdir()] == [f"seed7_m4_efc8_{'b' * 24}.bin"]
     assert cached_index(vectors, 7, params, None, None)[1] is False and graph_folder(None, "c", "e", "s") is None
+    saved = folder / f"seed7_m4_efc8_{'b' * 24}.bin"
+    saved.write_bytes(saved.read_bytes()[:100])  # cut short: unreadable, so rebuilt and saved again
+    rebuilt, loaded = cached_index(vectors, 7, params, folder, "b" * 64)
+    assert not loaded and rebuilt.get_current_count() == 300 and saved.stat().st_size > 100

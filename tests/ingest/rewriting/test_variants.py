@@ -29,6 +29,10 @@ from ingest.rewriting.variants import decide, screen
      ["What are the side effects of ibuprofen?"], {"unusable_line": 1}),
     ("Certainly, below are the questions\nThe following questions ask about aspirin", 1, [],
      {"unusable_line": 2, "no_usable_line": 1}),
+    # a question that opens like a preamble is a question; a numbered list with colons loses its numbers
+    ("The following year, who won the league?", 1, ["The following year, who won the league?"], {}),
+    ("1: What is X?\n2: Who made Y?", 2, ["What is X?", "Who made Y?"], {}),
+    ("10:30 is when which train leaves?", 1, ["10:30 is when which train leaves?"], {}),
 ])
 def test_question_lines(answer, n, lines, counts):
     got, c = question_lines(answer, n)
