@@ -26,28 +26,28 @@ def clean_demo(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def base(clean_demo, tmp_path_factory) -> Path:
-    """The clean demo run plus the tiny BEIR ('mini'), HotpotQA ('hp') and Wikipedia ('wiki') corpora."""
-    folder = tmp_path_factory.mktemp("base")
-    path = folder / "base.duckdb"
-    shutil.copy(clean_demo, path)
-    for args in base_loads(folder):
+def _copy_with_loads(source: Path, tmp_path_factory, name: str, loads) -> Path:
+    """A copy of warehouse ``source`` named ``name`` with the ``ragwh ingest`` argument lists of
+    ``loads(folder)`` applied to it (each must succeed)."""
+    folder = tmp_path_factory.mktemp(name)
+    path = folder / f"{name}.duckdb"
+    shutil.copy(source, path)
+    for args in loads(folder):
         result = ragwh("ingest", *args, "--warehouse", path)
         assert result.exit_code == 0, result.output
     return path
+
+
+@pytest.fixture(scope="session")
+def base(clean_demo, tmp_path_factory) -> Path:
+    """The clean demo run plus the tiny BEIR ('mini'), HotpotQA ('hp') and Wikipedia ('wiki') corpora."""
+    return _copy_with_loads(clean_demo, tmp_path_factory, "base", base_loads)
 
 
 @pytest.fixture(scope="session")
 def base_rewriting(base, tmp_path_factory) -> Path:
     """The base warehouse plus the tiny EnterpriseRAG-Bench ('erb') and AmbigNQ ('anq') corpora."""
-    folder = tmp_path_factory.mktemp("base_rewriting")
-    path = folder / "base_rewriting.duckdb"
-    shutil.copy(base, path)
-    for args in rewriting_loads(folder):
-        result = ragwh("ingest", *args, "--warehouse", path)
-        assert result.exit_code == 0, result.output
-    return path
+    return _copy_with_loads(base, tmp_path_factory, "base_rewriting", rewriting_loads)
 
 
 @pytest.fixture()
