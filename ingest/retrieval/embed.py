@@ -203,8 +203,8 @@ def embed_texts(
 
     ``engine``: None runs the model in this process; a :class:`ingest.retrieval.ray_engine.RaySettings`
     runs it as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`: same texts, same order,
-    same commits; the precision is resolved for the workers' device)."""
-    device = device or (engine.worker_device if engine is not None else auto_device())
+    same commits; the precision is resolved here, as for every other stage, and the workers compute in it)."""
+    device = device or auto_device()
     spec = resolve_embedder(embedder, precision, device)
     check_loaded_precision(embedder, spec, model)
     todo = texts_to_embed(con, spec.name, corpus, conditions)

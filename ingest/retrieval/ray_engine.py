@@ -55,7 +55,9 @@ class RaySettings:
 
     @property
     def worker_device(self) -> str:
-        """Where the workers compute: ``cuda`` when each reserves a GPU, else ``cpu`` (precision resolves for it)."""
+        """Where the workers compute: ``cuda`` when each reserves a GPU, else ``cpu``. The precision is the one
+        the driver resolved (the stored name says it); ``precision: auto`` on a CPU driver is fp32 or bf16, so
+        name it for GPU workers (``bf16``)."""
         return "cuda" if self.num_gpus_per_worker > 0 else "cpu"
 
     def params(self) -> dict:
