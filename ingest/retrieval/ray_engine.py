@@ -1,4 +1,4 @@
-"""The Ray engine: the embedding model runs as a Ray Data job, the driver keeps the warehouse.
+"""The Ray engine: the embedding model (and the cross-encoder) run as Ray Data jobs, the driver keeps the warehouse.
 
 ``engine: ray`` in an experiment config (or ``embed_texts(..., engine=RaySettings(...))``) sends the texts
 the local engine would encode, in the same order (longest first, then key), through
@@ -10,6 +10,10 @@ driver opens the DuckDB file: it commits each block as it arrives through the lo
 :class:`ingest.retrieval.embed.Committer`, so a killed driver leaves every committed block and a rerun embeds
 only what is missing. A worker that dies mid-job is restarted and its block retried
 (``max_restarts`` / ``max_task_retries``), so the job finishes with the rows of an uninterrupted run.
+
+Cross-encoder scoring (:func:`score_pairs`, from :func:`ingest.retrieval.rerank.rerank_stage`) sends the
+pairs not yet scored the same way, in the local stage's blocks of 1,024 pairs and model batches, and returns
+the scores in order; the driver ranks and writes the runs as the local stage does.
 
 Ray is an optional extra (``pip install -e '.[ray]'``); without it ``engine: ray`` fails with one line saying so.
 The workers import this project: on a cluster, install it (and the models) on every node.
@@ -114,18 +118,27 @@ class EmbedActor:
                 "vector": np.concatenate(vectors).astype(np.float32, copy=False)}
 
 
-def embed_dataset(ray, inputs: list[str], settings: RaySettings, spec: EmbedderSpec, block: int):
-    """The ordered dataset of ``{pos, vector}``: one input block per ``block`` texts, mapped by the actors."""
-    ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True
-    blocks = [pa.table({"pos": pa.array(np.arange(lo, min(lo + block, len(inputs)), dtype=np.int64)),
-                        "text": pa.array(inputs[lo:lo + block], pa.string())})
-              for lo in range(0, len(inputs), block)]
-    kwargs = {"fn_constructor_kwargs": {"spec": spec, "device": settings.worker_device,
-                                        "batch_size": settings.batch_size,
-                                        "kill_marker": os.environ.get(FAULT_ENV) or None},
-              "batch_size": block, "batch_format": "numpy", "num_cpus": settings.num_cpus_per_worker,
-              "max_restarts": settings.max_restarts, "max_task_retries": settings.max_task_retries}
+class ScoreActor:
+    """One cross-encoder per actor: ``__call__`` scores a batch of (``query``, ``passage``) pairs, ``batch_size``
+    pairs per model call, as the local reranking stage's ``model.predict`` does."""
+
+    def __init__(self, spec, device: str, batch_size: int) -> None:
+        self.model = spec.load(device)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict) -> dict:
+        pairs = [(str(q), str(p)) for q, p in zip(batch["query"], batch["passage"])]
+        scores = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return {"pos": np.asarray(batch["pos"], dtype=np.int64),
+                "score": np.asarray(scores, dtype=np.float64).reshape(-1)}
+
+
+def _map_kwargs(ray, settings: RaySettings, constructor: dict, block: int) -> dict:
+    """``map_batches`` arguments: one call per input block, ``concurrency`` actors with their resources and
+    restart policy."""
+    kwargs = {"fn_constructor_kwargs": constructor, "batch_size": block, "batch_format": "numpy",
+              "num_cpus": settings.num_cpus_per_worker, "max_restarts": settings.max_restarts,
+              "max_task_retries": settings.max_task_retries}
     if settings.num_gpus_per_worker:
         kwargs["num_gpus"] = settings.num_gpus_per_worker
     strategy = getattr(ray.data, "ActorPoolStrategy", None)
@@ -133,7 +146,55 @@ def embed_dataset(ray, inputs: list[str], settings: RaySettings, spec: EmbedderS
         kwargs["compute"] = strategy(size=settings.concurrency)
     else:  # pragma: no cover - releases without ActorPoolStrategy take the pool size as ``concurrency``
         kwargs["concurrency"] = settings.concurrency
-    return ray.data.from_arrow(blocks).map_batches(EmbedActor, **kwargs)
+    return kwargs
+
+
+def _ordered_blocks(ray, columns: dict[str, list], block: int):
+    """An ordered dataset of ``columns`` (plus ``pos``), one block per ``block`` rows."""
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    n = len(next(iter(columns.values())))
+    return ray.data.from_arrow([
+        pa.table({"pos": pa.array(np.arange(lo, min(lo + block, n), dtype=np.int64)),
+                  **{name: pa.array(values[lo:lo + block], pa.string()) for name, values in columns.items()}})
+        for lo in range(0, n, block)])
+
+
+def _in_order(batches, expected_start: int = 0):
+    """Yield the batches of an ordered job, checking that their positions follow on."""
+    start = expected_start
+    for batch in batches:
+        pos = np.asarray(batch["pos"])
+        if not np.array_equal(pos, np.arange(start, start + len(pos))):
+            raise RayEngineError(f"the Ray job returned rows {pos[:1].tolist()}... out of order (expected {start}): "
+                                 "rerun; the committed rows are kept")
+        start += len(pos)
+        yield batch
+
+
+def score_pairs(spec, pairs: list[tuple[str, str]], settings: RaySettings, batch_size: int, block: int = 1024,
+                advance=lambda n: None) -> np.ndarray:
+    """Cross-encoder scores of ``pairs`` (float64, in order) computed by a Ray Data job: blocks of ``block`` pairs,
+    ``batch_size`` pairs per model call (the local stage's batches)."""
+    ray = connect(settings)
+    ds = _ordered_blocks(ray, {"query": [q for q, _ in pairs], "passage": [p for _, p in pairs]}, block)
+    ds = ds.map_batches(ScoreActor, **_map_kwargs(
+        ray, settings, {"spec": spec, "device": settings.worker_device, "batch_size": batch_size}, block))
+    out = np.empty(len(pairs), dtype=np.float64)
+    done = 0
+    for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
+        out[done:done + len(batch["pos"])] = batch["score"]
+        done += len(batch["pos"])
+        advance(len(batch["pos"]))
+    return out
+
+
+def embed_dataset(ray, inputs: list[str], settings: RaySettings, spec: EmbedderSpec, block: int):
+    """The ordered dataset of ``{pos, vector}``: one input block per ``block`` texts, mapped by the actors."""
+    constructor = {"spec": spec, "device": settings.worker_device, "batch_size": settings.batch_size,
+                   "kill_marker": os.environ.get(FAULT_ENV) or None}
+    return _ordered_blocks(ray, {"text": inputs}, block).map_batches(
+        EmbedActor, **_map_kwargs(ray, settings, constructor, block))
 
 
 def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, settings: RaySettings, report: dict, *,
@@ -148,12 +209,8 @@ def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, set
     ds = embed_dataset(ray, inputs, settings, spec, max(1, write_batch))
     with progress_bar(f"embedding with {spec.name} on Ray", total=len(inputs), enabled=show_progress) as advance:
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
-        for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
+        for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
             vectors = np.asarray(batch["vector"], dtype=np.float32)
-            pos = np.asarray(batch["pos"])
-            if not np.array_equal(pos, np.arange(committer.received, committer.received + len(pos))):
-                raise RayEngineError(f"the Ray job returned rows {pos[:1].tolist()}... out of order (expected "
-                                     f"{committer.received}): rerun; the committed rows are kept")
             if committer.received == 0:
                 dim = int(vectors.shape[1])
                 if report["dim"] is not None and report["dim"] != dim:

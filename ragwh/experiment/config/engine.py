@@ -1,7 +1,7 @@
 """Where a chunking experiment's model-bound stages run, and how much memory its jobs may take.
 
 ``engine: local`` (default) runs the models in the ``ragwh run`` process; ``engine: ray`` runs the embedding
-job as a Ray Data job (:mod:`ingest.retrieval.ray_engine`), configured by the ``ray:`` mapping::
+job and the cross-encoder scoring as Ray Data jobs (:mod:`ingest.retrieval.ray_engine`), configured by the ``ray:`` mapping::
 
     engine: ray
     ray: {address: auto, num_gpus_per_worker: 1, batch_size: 128, concurrency: 4}

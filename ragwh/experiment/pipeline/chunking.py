@@ -450,7 +450,8 @@ class Pipeline:
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
         from ingest.retrieval.rerank import rerank_stage as rerank
         report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
-                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model))
+                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model),
+                        engine=self.config.ray if self.config.engine == "ray" else None)
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:

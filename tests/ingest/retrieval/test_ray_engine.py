@@ -140,3 +140,25 @@ def test_without_ray_the_engine_says_which_extra_to_install(monkeypatch, tmp_pat
     with pytest.raises(RayEngineError, match=r"pip install -e '\.\[ray\]'"):
         embed_texts(con, spec, precision=None, show_progress=False, engine=SETTINGS)
     assert con.execute("SELECT count(*) FROM embeddings").fetchall()[0][0] == 0
+
+
+def test_ray_reranking_writes_the_local_runs(ray_instance, tmp_path):
+    from ingest.retrieval.rerank import rerank_stage
+    from ingest.retrieval.retrieve import retrieve_stage
+    from tests.ingest.retrieval.fixtures import build_tiny_cross_encoder
+    from tests.ingest.retrieval.test_rerank import HAND, _load
+
+    ce = str(build_tiny_cross_encoder(tmp_path / "ce"))
+    runs = {}
+    for engine in (None, SETTINGS):
+        con = connect(tmp_path / f"{'ray' if engine else 'local'}.duckdb")
+        _load(con, np.random.default_rng(0), n_chunks=30, n_queries=2)
+        retrieve_stage(con, HAND, k=50, show_progress=False)
+        report = rerank_stage(con, ce, HAND, device="cpu", precision="fp32", show_progress=False, engine=engine)
+        assert report["pairs_scored"] == 2 * 30  # G2 and G3 share their texts: scored once
+        runs[engine is None] = con.execute("SELECT corpus, embedder, reranker, condition, query_id, rank, chunk_id, "
+                                           "score FROM runs WHERE reranker <> 'none' ORDER BY ALL").fetchall()
+        con.close()
+    local, remote = runs[True], runs[False]
+    assert len(local) == 2 * 2 * 30 and [r[:7] for r in remote] == [r[:7] for r in local]
+    assert max(abs(a[7] - b[7]) for a, b in zip(local, remote)) <= 1e-6
