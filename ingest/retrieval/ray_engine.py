@@ -137,8 +137,11 @@ def _map_kwargs(ray, settings: RaySettings, constructor: dict, block: int) -> di
     """``map_batches`` arguments: one call per input block, ``concurrency`` actors with their resources and
     restart policy."""
     kwargs = {"fn_constructor_kwargs": constructor, "batch_size": block, "batch_format": "numpy",
-              "num_cpus": settings.num_cpus_per_worker, "max_restarts": settings.max_restarts,
-              "max_task_retries": settings.max_task_retries}
+              "num_cpus": settings.num_cpus_per_worker}
+    # -1 / -1 (restart without limit) is Ray Data's own default for actor pools: passed only when changed
+    for key in ("max_restarts", "max_task_retries"):
+        if getattr(settings, key) != -1:
+            kwargs[key] = getattr(settings, key)
     if settings.num_gpus_per_worker:
         kwargs["num_gpus"] = settings.num_gpus_per_worker
     strategy = getattr(ray.data, "ActorPoolStrategy", None)
