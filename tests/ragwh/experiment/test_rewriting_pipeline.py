@@ -157,6 +157,12 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
     ({"rewriting": {"ann": {"seeds": [1, 2]}}}, r"rewriting.ann.seeds: the HNSW index seeds follow the run seeds"),
     ({"rewriting": {"dense": "ivf"}}, r"rewriting.dense: 'ivf' is not one of"),
+    # exact search has no index seed: S1-ann4 would be S1 again (the default strategy list includes it)
+    ({"rewriting": {"dense": "exact"}}, r"bad.yml: rewriting: S1-ann4 is the multi-pass HNSW control: it needs "
+                                        r"rewriting.dense: hnsw; remove it from rewriting.strategies"),
+    ({"rewriting": {"dense": "exact", "strategies": ["S1", "S1-ann4"]}}, r"S1-ann4 is the multi-pass HNSW control"),
+    ({"rewriting": {"seeds": [42, 2 ** 30]}}, r"rewriting: seeds must lie in \[0, 2\^30 = 1073741824\)"),
+    ({"rewriting": {"seeds": [0, 1, 42]}}, r"rewriting: seeds 0 and 1 give the same HNSW graph"),
     ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
