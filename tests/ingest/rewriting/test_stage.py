@@ -405,3 +405,39 @@ def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
         assert con.execute(f"SELECT DISTINCT strategy, seed FROM {table}").fetchall() == [("S1", 42)], table
     stages = {s for (s,) in con.execute("SELECT DISTINCT stage FROM funnel WHERE starts_with(stage, 'rewrite')").fetchall()}
     assert stages == {"rewrite:tiny-embedder:S1:42", "rewrite_qrels:tiny-embedder"}
+
+
+def test_changed_texts_remove_another_rerankers_rows_of_them(con, models):
+    """The texts are shared by every reranker of (corpus, embedder): a run whose texts differ for a
+    (strategy, seed) (here another sampling temperature, whose answers reword one S3 line) removes that
+    pair's rows of every reranker;
+    another reranker's rows of a pair whose texts are unchanged (S1, S3 at a seed this run does not change)
+    stay, row for row."""
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    kw = dict(strategies=("S1", "S3"), chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), reranker=True, settings=RewriteSettings(seeds=(42, 123), **kw))
+
+    def cells():
+        return con.execute("SELECT reranker, strategy, seed, count(*) FROM rewrite_runs GROUP BY ALL ORDER BY ALL").fetchall()
+
+    reranked = con.execute("SELECT * FROM rewrite_runs WHERE reranker = 'tiny-reranker' AND strategy = 'S1' "
+                           "ORDER BY ALL").fetchall()
+    assert [c[:3] for c in cells()] == [("tiny-reranker", s, seed) for s in ("S1", "S3") for seed in (42, 123)]
+    # the same texts under no reranker: the reranked cell is untouched
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(seeds=(42, 123), **kw))
+    assert [c[:3] for c in cells()] == [(r, s, seed) for r in ("none", "tiny-reranker") for s in ("S1", "S3")
+                                        for seed in (42, 123)]
+    # new requests (temperature 0.5) whose answers reword S3's third line at both seeds: the reranked S3 rows,
+    # searched over the old texts, go; S1's texts (no LLM) are unchanged
+    reworded = ScriptedBackend(lambda r: respond(r).replace("- Name ", "- Give "))
+    _run(con, models, reworded, reranker=False, settings=RewriteSettings(seeds=(42, 123), temperature=0.5, **kw))
+    assert con.execute("SELECT count(*) FROM rewrites WHERE strategy = 'S3' AND starts_with(text, 'Give ')").fetchall() == [(8,)]
+    assert [c[:3] for c in cells()] == [("none", s, seed) for s in ("S1", "S3") for seed in (42, 123)] + [
+        ("tiny-reranker", "S1", 42), ("tiny-reranker", "S1", 123)]
+    assert con.execute("SELECT * FROM rewrite_runs WHERE reranker = 'tiny-reranker' AND strategy = 'S1' "
+                       "ORDER BY ALL").fetchall() == reranked
+    assert con.execute("SELECT DISTINCT reranker FROM rewrite_text_runs WHERE strategy = 'S3'").fetchall() == [("none",)]
+    # S3 at seed 42 only: seed 123's rows of every reranker go (their texts are gone), S1 42 stays reranked
+    _run(con, models, reworded, reranker=False, settings=RewriteSettings(seeds=(42,), temperature=0.5, **kw))
+    assert [c[:3] for c in cells()] == [("none", "S1", 42), ("none", "S3", 42), ("tiny-reranker", "S1", 42)]
