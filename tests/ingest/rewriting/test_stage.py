@@ -224,6 +224,21 @@ def test_rerun_makes_no_call_and_embeds_nothing(ran, models):
     assert con.execute("SELECT count(*) FROM llm_failures").fetchone()[0] == 2 * failed
 
 
+def test_replay_only_reproduces_a_run_with_failed_answers(ran, models):
+    """Replay-only (no backend) over a run whose LLM had failed answers: each failed request is replayed as
+    the failed answer it was (llm_failures), so the stage falls back as the live run did and every table is
+    the same; the failures count as failed and nothing is stored."""
+    con, _, _, _ = ran
+    spec, st, rr, ce = models
+    before = _snapshot(con)
+    failures = con.execute("SELECT count(*) FROM llm_failures").fetchall()
+    replay = LLMCache(con, None, model="scripted-test-model", replay_only=True, progress=False)
+    rewrite_stage(con, "towns", SETTINGS, embedder=spec, embed_model=st, reranker=rr, rerank_model=ce, llm=replay,
+                  show_progress=False)
+    assert (replay.calls, replay.failed) == (0, 5) and _snapshot(con) == before
+    assert con.execute("SELECT count(*) FROM llm_failures").fetchall() == failures
+
+
 def test_without_reranker_scores_are_cosines(con, models):
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
