@@ -28,7 +28,9 @@ class RewriteSettings:
     """The study's pipeline for one corpus and stack.
 
     - ``strategies`` (names of ``seeds/rewrite_strategies.csv``) and the LLM ``seeds`` (sampling seed of
-      every request; LLM-free strategies are computed once and written under every seed).
+      every request; LLM-free strategies are computed once and written under every seed). A seed is also
+      its run's HNSW index seed, so seeds lie in ``[0, 2^30)`` (S1-ann4's extra graphs take the seeds
+      above, :func:`ingest.rewriting.ann.graph_seeds`) and 0 and 1 are not both used under ``dense: hnsw``.
     - ``pool``: dense candidates reranked per text (20; the control ``S1-pool100`` uses its own 100).
     - ``mmr_lambda`` (0.85) and ``mmr_unit``: MMR over ``documents`` (the reranked pool collapsed to each
       document's best chunk, similarity = cosine of the best chunks' stored vectors) or ``chunks``.
