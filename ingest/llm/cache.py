@@ -5,7 +5,10 @@ max_tokens, seed), prompt "<name>.v<N>"})`` (keys sorted, UTF-8, no whitespace).
 stored is answered from the table (zero calls); misses go to the backend in batches of
 ``commit_every`` and each batch is committed in its own transaction (a batch is stored whole or not at
 all), so an interrupted stage resumes where it stopped. In replay-only mode a miss is an error naming
-the item. The API key is never part of a request, so it is never stored.
+the item, except a request whose key is recorded in ``llm_failures`` (and not in ``llm_calls``): it failed
+when the run was made, and replaying it gives its recorded failed answer (the latest), which the stage
+falls back from as the live run did, counted as failed; nothing is stored. The API key is never part of
+a request, so it is never stored.
 
 Each row also keeps the answer's ``finish_reason`` (``stop`` | ``length``; NULL when the backend does
 not say) and its ``prompt_tokens`` / ``completion_tokens`` (NULL when not reported), so a cached answer
@@ -118,14 +121,16 @@ class LLMCache:
             if k not in stored and k not in first_of:
                 first_of[k] = r
         self.hits += sum(k in stored for k in keys)
+        failed_now: dict[str, Completion] = {}
         if first_of and self.replay_only:
-            missing = list(first_of.values())
+            failed_now = self._recorded_failures(sorted(first_of))
+            missing = [r for k, r in first_of.items() if k not in failed_now]
+        if first_of and self.replay_only and missing:
             names = ", ".join(f"{r.item_id} ({r.prompt})" for r in missing[:5])
             raise LLMCacheMiss(
                 f"replay-only: {len(missing)} request(s) not in llm_calls, first: {names} "
                 f"(unset {ENV['replay_only']} / drop --replay-only to generate them, with model {self.model!r})")
-        pending = list(first_of.items())
-        failed_now: dict[str, Completion] = {}
+        pending = [] if self.replay_only else list(first_of.items())
         if pending:
             with Progress(disable=not self.progress) as bar:
                 task = bar.add_task(f"{label} ({self.backend_name}, {len(pending)} to generate)", total=len(pending))
@@ -174,6 +179,18 @@ class LLMCache:
         finally:
             self.con.unregister("_llm_keys")
         return {k: Completion(*v) for k, *v in rows}
+
+    def _recorded_failures(self, keys: list[str]) -> dict[str, Completion]:
+        """The latest recorded failed answer of each of ``keys`` found in ``llm_failures`` (replay-only mode)."""
+        self.con.register("_llm_keys", pa.table({"cache_key": keys}))
+        try:
+            rows = self.con.execute(
+                "SELECT cache_key, response_text FROM llm_failures JOIN _llm_keys USING (cache_key) "
+                "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1"
+            ).fetchall()
+        finally:
+            self.con.unregister("_llm_keys")
+        return {k: Completion(text) for k, text in rows}
 
     def _store(self, batch: list[tuple[str, LLMRequest]], answers: list[Completion],
                failures: list[tuple[tuple[str, LLMRequest], Completion]] = ()) -> None:

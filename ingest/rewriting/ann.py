@@ -5,8 +5,11 @@ ef_construction 100, a small ef_search) built per run, so even S1, which makes n
 across seeds. With ``dense: hnsw`` (the default) every search of a run with seed ``s`` goes through the
 graph of *index seed* ``s`` (three seeds, three graphs); ``dense: exact`` searches exactly (checks).
 The budget control S1-ann4 searches ``graphs`` (4) graphs of one run, index seeds
-:func:`graph_seeds` = ``s, 1000 s + 1, 1000 s + 2, 1000 s + 3`` (the first is S1's own graph), and
-asks whether four *different* approximate searches, unioned, buy what rewriting buys. Each graph is built
+:func:`graph_seeds`: ``s`` first (S1's own graph), then three seeds drawn from ``SeedSequence(s,
+spawn_key=(ANN_SPAWN_KEY, g))`` into ``[2^30, 2^31 - 1)``, a range no run seed reaches (run seeds lie in
+``[0, 2^30)``; hnswlib reduces a seed modulo ``2^31 - 1`` and 0 to 1, so below that bound distinct seeds
+other than 0 and 1 are distinct graphs), so S1-ann4's extra graphs at seed 42 are never S1's graph at another seed; it asks whether four
+*different* approximate searches, unioned, buy what rewriting buys. Each graph is built
 once per (corpus, embedder, index seed) within a run and shared by every strategy that searches it.
 A graph is built over the chunk vectors (inner-product space; the vectors are L2-normalized, so inner
 product = cosine):
@@ -23,7 +26,9 @@ topk_inner_product`). So a candidate found by two graphs has one score, and the 
 (:mod:`ingest.rewriting.merge`) unions documents, never rescales them.
 
 Graphs are persisted next to the warehouse (:func:`cached_index`): a file warehouse ``W`` keeps each
-graph in ``W.ann/<corpus>/<embedder>/<chunkset>/seed<s>_m<M>_efc<C>_<digest>.bin``, where the digest is
+graph in ``W.ann/<corpus>/<embedder>/<chunkset>/g2_seed<s>_m<M>_efc<C>_<digest>.bin`` (``g2``: the file
+layout :data:`FILE_LAYOUT`; files of an older layout are never loaded, and are removed when a graph is
+saved beside them), where the digest is
 ``sha256`` of the index's chunk ids and vectors, so a rerun (or another strategy, seed or process) over
 the same chunks, embedder and index seed loads the graph instead of rebuilding it, and any change of
 the chunks or vectors builds a new one (the older file of that seed and settings is removed). A loaded
@@ -55,14 +60,38 @@ class AnnParams:
     ef_search: int = 20
 
 
+#: run seeds (rewriting.seeds) lie in [0, RUN_SEED_LIMIT); the extra graphs of S1-ann4 in [RUN_SEED_LIMIT, LEVEL_SEEDS)
+RUN_SEED_LIMIT = 2 ** 30
+#: hnswlib draws node levels with std::default_random_engine (minstd_rand0), which reduces its seed modulo
+#: 2^31 - 1 (and 0 to 1): two index seeds below this value (and not {0, 1}) give two different graphs
+LEVEL_SEEDS = 2 ** 31 - 1
+#: the spawn key of the extra graphs' SeedSequence (no other SeedSequence of the project uses it)
+ANN_SPAWN_KEY = 0x414E4E34  # "ANN4"
+#: layout of the saved graphs' file names; a file of another layout is never loaded (and is removed)
+FILE_LAYOUT = "g2"
+
+
 def graph_seeds(run_seed: int, graphs: int) -> tuple[int, ...]:
-    """The index seeds of a run's ``graphs`` HNSW graphs: ``run_seed`` first, then ``1000 * run_seed + i``
-    (the convention of the study's other derived seeds), so graph 0 is the run's own graph.
+    """The index seeds of a run's ``graphs`` HNSW graphs: graph 0 is ``run_seed`` itself (the graph S1
+    searches), graph ``g >= 1`` is drawn from ``SeedSequence(run_seed, spawn_key=(ANN_SPAWN_KEY, g))``
+    into ``[RUN_SEED_LIMIT, LEVEL_SEEDS)``, a range no run seed reaches, so an extra graph of one run seed
+    is never the graph of another run seed (a drawn seed already taken by an earlier graph of the same
+    run seed moves to the next free value). Run seeds must lie in ``[0, RUN_SEED_LIMIT)``.
 
     >>> graph_seeds(42, 4)
-    (42, 42001, 42002, 42003)
+    (42, 1435181059, 2052046708, 1945459689)
     """
-    return (run_seed,) + tuple(1000 * run_seed + i for i in range(1, graphs))
+    if not 0 <= run_seed < RUN_SEED_LIMIT:
+        raise ValueError(f"run seed {run_seed} is outside [0, {RUN_SEED_LIMIT}) (the HNSW index seeds' range)")
+    width = LEVEL_SEEDS - RUN_SEED_LIMIT
+    out = [run_seed]
+    for g in range(1, graphs):
+        drawn = int(np.random.SeedSequence(run_seed, spawn_key=(ANN_SPAWN_KEY, g)).generate_state(1, np.uint64)[0])
+        seed = RUN_SEED_LIMIT + drawn % width
+        while seed in out:
+            seed = RUN_SEED_LIMIT + (seed - RUN_SEED_LIMIT + 1) % width
+        out.append(seed)
+    return tuple(out)
 
 
 def build_index(vectors: np.ndarray, seed: int, params: AnnParams):
@@ -92,7 +121,7 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
         return build_index(vectors, seed, params), False
     import hnswlib
 
-    stem = f"seed{seed}_m{params.m}_efc{params.ef_construction}"
+    stem = f"{FILE_LAYOUT}_seed{seed}_m{params.m}_efc{params.ef_construction}"
     path = folder / f"{stem}_{digest[:24]}.bin"
     n, dim = vectors.shape
     if path.is_file():
@@ -106,8 +135,9 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
     graph = build_index(vectors, seed, params)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob(f"{stem}_*.bin"):
-            old.unlink(missing_ok=True)
+        for old in [*folder.glob(f"{stem}_*.bin"), *(p for p in folder.glob("*.bin")
+                                                     if not p.name.startswith(f"{FILE_LAYOUT}_"))]:
+            old.unlink(missing_ok=True)  # this seed's graph of older chunks, and graphs of an older layout
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         graph.save_index(str(tmp))
         os.replace(tmp, path)  # a reader never sees a half-written graph

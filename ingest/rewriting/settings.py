@@ -10,7 +10,7 @@ import dataclasses
 import json
 
 from ingest.chunking.sentence_windows import CHUNK_TOKENS, OVERLAP_TOKENS
-from ingest.rewriting.ann import AnnParams, graph_seeds
+from ingest.rewriting.ann import RUN_SEED_LIMIT, AnnParams, graph_seeds
 
 SEEDS = (42, 123, 2024)
 MMR_UNITS = ("documents", "chunks")
@@ -18,6 +18,9 @@ HYDE_COMBINE = ("none", "average")
 ENCODINGS = ("query", "passage")
 RERANK_WITH = ("text", "original")
 DENSE = ("hnsw", "exact")
+#: under exact search there is no index seed, so S1-ann4 would be S1 again: refused, not run as a duplicate
+ANN4_NEEDS_HNSW = ("S1-ann4 is the multi-pass HNSW control: it needs rewriting.dense: hnsw; remove it from "
+                   "rewriting.strategies (the default list includes it) or set rewriting.dense: hnsw")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +28,9 @@ class RewriteSettings:
     """The study's pipeline for one corpus and stack.
 
     - ``strategies`` (names of ``seeds/rewrite_strategies.csv``) and the LLM ``seeds`` (sampling seed of
-      every request; LLM-free strategies are computed once and written under every seed).
+      every request; LLM-free strategies are computed once and written under every seed). A seed is also
+      its run's HNSW index seed, so seeds lie in ``[0, 2^30)`` (S1-ann4's extra graphs take the seeds
+      above, :func:`ingest.rewriting.ann.graph_seeds`) and 0 and 1 are not both used under ``dense: hnsw``.
     - ``pool``: dense candidates reranked per text (20; the control ``S1-pool100`` uses its own 100).
     - ``mmr_lambda`` (0.85) and ``mmr_unit``: MMR over ``documents`` (the reranked pool collapsed to each
       document's best chunk, similarity = cosine of the best chunks' stored vectors) or ``chunks``.
@@ -47,6 +52,8 @@ class RewriteSettings:
       seeds give three graphs) or ``exact`` (brute force, for checks); ``ann_m`` (16),
       ``ann_ef_construction`` (100), ``ann_ef_search`` (20): the HNSW settings; ``ann_graphs`` (4): the
       graphs of the control S1-ann4 (:func:`ingest.rewriting.ann.graph_seeds`; :mod:`ingest.rewriting.ann`).
+      S1-ann4 under ``dense: exact`` is refused (:data:`ANN4_NEEDS_HNSW`): exact search has no index seed,
+      so its four searches would be S1's one, a duplicate of S1 in the budget table.
     """
 
     strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
@@ -95,6 +102,14 @@ class RewriteSettings:
             problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
         if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search, self.ann_graphs) < 1:
             problems.append("ann m, ef_construction, ef_search and graphs must be >= 1")
+        if any(not 0 <= s < RUN_SEED_LIMIT for s in self.seeds):
+            problems.append(f"seeds must lie in [0, 2^30 = {RUN_SEED_LIMIT}) (a run seed is its HNSW index seed; the "
+                            f"extra graphs of S1-ann4 take the seeds above), got {self.seeds}")
+        if {0, 1} <= set(self.seeds) and (self.dense == "hnsw" or "S1-ann4" in self.strategies):
+            problems.append("seeds 0 and 1 give the same HNSW graph (hnswlib seeds its level generator with 0 as 1): "
+                            "use another seed")
+        if self.dense == "exact" and "S1-ann4" in self.strategies:
+            problems.append(ANN4_NEEDS_HNSW)
         if any(n < 1 for _, n in self.n_variants):
             problems.append("n_variants must be >= 1")
         if problems:

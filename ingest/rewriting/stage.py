@@ -20,7 +20,12 @@
    score, top ``max_merged`` (:mod:`ingest.rewriting.merge`);
 6. write: ``rewrites`` (per corpus, embedder), ``rewrite_text_runs`` and ``rewrite_runs`` (per corpus,
    embedder, reranker) and the funnel, replaced in ONE transaction: the run owns its cell, so rows of
-   strategies or seeds no longer configured are removed (:func:`_write`).
+   strategies or seeds no longer configured are removed (:func:`_write`). Stale rows: the texts are
+   shared by every reranker of (corpus, embedder), so run rows of *another* reranker stay only when the
+   texts they searched are still the stored ones; those of a (strategy, seed) no longer listed, or whose
+   texts this run changed (prompts, model, sampling, variants, band, encodings: any
+   :data:`TEXT_COLUMNS` value of a ``rewrites`` row), are removed whatever reranker computed them, and
+   that cell's stage runs again (its output digest, the cell's ``rewrite_runs``, changed).
 
 Funnel (``funnel.stage`` = ``rewrite:<embedder>:<strategy>:<seed>``): ``queries``, ``llm_answers``,
 ``empty_answer``, ``no_usable_line``, ``unusable_line``, ``beyond_n``, ``generated`` (texts parsed), and
@@ -224,32 +229,50 @@ def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
     return out
 
 
+#: the columns of a ``rewrites`` row that decide what a run searched (its text, whether it is searched, its
+#: cosine to the original); ``llm_call_key`` is provenance only: the same text from another call searches the same
+TEXT_COLUMNS = ("strategy", "seed", "query_id", "variant_idx", "text", "cosine", "kept", "reason")
+
+
 def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_runs, funnel) -> int:
     """Replace the cell's rows in one transaction; ``text_runs`` yields the per-text rows in parts. Returns
     the number of per-text rows written.
 
     A run owns its corpus x stack cell: every ``rewrites`` row of (corpus, embedder), every run row of
     (corpus, embedder, reranker) and every ``rewrite:<embedder>:`` funnel stage of the corpus is replaced,
-    so strategies and seeds the config no longer lists leave the tables (and the marts). Run rows of the
-    same corpus and embedder under another reranker whose (strategy, seed) this run no longer lists are
-    removed too: their texts (``rewrites``) are gone."""
+    so strategies and seeds the config no longer lists leave the tables (and the marts). The texts are
+    shared by every reranker of (corpus, embedder), so run rows of another reranker are kept exactly when
+    the texts they searched are still the stored ones: those of a (strategy, seed) this run does not list
+    are removed (their texts are gone), and so are those of a (strategy, seed) whose texts this run
+    changed (any row of :data:`TEXT_COLUMNS` differs: new prompts, model, sampling, variants, cosine
+    band, encodings), whatever reranker computed them. That other reranker's stage then runs again
+    (its output digest changed) over the new texts."""
     pairs = pa.table({"strategy": [k[0] for k in keys], "seed": pa.array([k[1] for k in keys], pa.int32())})
     stages = pa.table({"stage": sorted(set(funnel.column("stage").to_pylist()))})
     con.register("_rewrite_keys", pairs)
     con.register("_rewrite_funnel_stages", stages)
-    orphan = "corpus = ? AND embedder = ? AND (strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys)"
+    con.register("_rewrite_new", rewrites.select(list(TEXT_COLUMNS)))
+    cols = ", ".join(TEXT_COLUMNS)
+    old = f"SELECT {cols} FROM rewrites WHERE corpus = ? AND embedder = ?"
+    stale = (f"SELECT DISTINCT strategy, seed FROM (({old} EXCEPT ALL SELECT {cols} FROM _rewrite_new) "
+             f"UNION ALL (SELECT {cols} FROM _rewrite_new EXCEPT ALL {old}))")
+    orphan = ("corpus = ? AND embedder = ? AND ((strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys) "
+              "OR (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_stale))")
     try:
         with transaction(con):
-            replace_where(con, "rewrites", "corpus = ? AND embedder = ?", [corpus, embedder], rewrites)
+            changed = con.execute(stale, [corpus, embedder, corpus, embedder]).fetchall()
+            con.register("_rewrite_stale", pa.table({"strategy": pa.array([c[0] for c in changed], pa.string()),
+                                                     "seed": pa.array([c[1] for c in changed], pa.int32())}))
             for table in ("rewrite_text_runs", "rewrite_runs"):
                 replace_where(con, table, orphan, [corpus, embedder], None)
                 replace_where(con, table, "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker],
                               None)
+            replace_where(con, "rewrites", "corpus = ? AND embedder = ?", [corpus, embedder], rewrites)
             n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
             replace_where(con, "rewrite_runs", "FALSE", [], merged_runs)
             replace_where(con, "funnel", "corpus = ? AND (starts_with(stage, ?) OR stage IN "
                           "(SELECT stage FROM _rewrite_funnel_stages))", [corpus, f"rewrite:{embedder}:"], funnel)
     finally:
-        con.unregister("_rewrite_keys")
-        con.unregister("_rewrite_funnel_stages")
+        for name in ("_rewrite_keys", "_rewrite_funnel_stages", "_rewrite_new", "_rewrite_stale"):
+            con.unregister(name)  # unregistering a name never registered is a no-op
     return n

@@ -90,6 +90,36 @@ def test_a_rerun_against_a_working_server_asks_only_the_failed_requests(tmp_path
         con.close()
 
 
+def test_replay_only_replays_a_failed_answer_as_failed_and_a_missing_one_is_a_miss(tmp_path):
+    """Replay-only over a run that had failed answers: a key in llm_failures (not in llm_calls) is the failed
+    answer it was (the stage falls back from it), counted as failed, nothing stored; a key in neither is a miss."""
+    import pytest
+
+    from ingest.llm import LLMCacheMiss
+
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    ensure_schema(con)
+    try:
+        requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},))
+                    for i in range(4)]
+        usable = lambda text: "?" in text  # noqa: E731
+        answers = {"q0": QUESTIONS, "q1": "", "q2": QUESTIONS, "q3": "no question here"}
+        live = LLMCache(con, ScriptedBackend(lambda r: answers[r.item_id]), progress=False)
+        assert live.generate(requests, usable=usable) == [QUESTIONS, "", QUESTIONS, "no question here"]
+        assert live.failed == 2
+        replay = LLMCache(con, None, model="scripted-test-model", replay_only=True, progress=False)
+        assert replay.generate(requests, usable=usable) == [QUESTIONS, "", QUESTIONS, "no question here"]
+        assert (replay.hits, replay.calls, replay.failed) == (2, 0, 2)
+        assert con.execute("SELECT count(*) FROM llm_failures").fetchall() == [(2,)]  # replay stores nothing
+        assert con.execute("SELECT count(*) FROM llm_calls").fetchall() == [(2,)]
+        new = LLMRequest("q9", "rewrite_s2.v1", ({"role": "user", "content": "question 9"},))
+        with pytest.raises(LLMCacheMiss, match=r"^replay-only: 1 request\(s\) not in llm_calls, first: q9 "
+                                               r"\(rewrite_s2.v1\)"):
+            replay.generate([*requests, new], usable=usable)
+    finally:
+        con.close()
+
+
 def test_a_stage_with_some_failed_answers_is_run_again(tmp_path, monkeypatch):
     for var in ("RAGWH_LLM_BACKEND", "RAGWH_LLM_BASE_URL", "RAGWH_LLM_MODEL", "RAGWH_LLM_REPLAY_ONLY"):
         monkeypatch.delenv(var, raising=False)

@@ -8,7 +8,9 @@ skips the stage, so a rerun does no ingest, LLM call, embedding or dbt build)::
 
 ``rewrite`` runs :func:`ingest.rewriting.stage.rewrite_stage` (every strategy x seed, all lineage tables
 in one write); its fingerprint covers the chunks, the settings, the stack, the LLM (backend, settings),
-the strategies seed, the prompts and the stage's code. Each rewrite stage records in ``corpus_meta``
+the strategies seed, the prompts and the stage's code, and its output digest covers the cell's
+``rewrite_runs`` rows (a run under another reranker that changes the shared texts removes them, so the
+stage runs again). Each rewrite stage records in ``corpus_meta``
 which LLM wrote the corpus's rewrites (``rewriting_llm``) and whether it is the tiny packaged model
 (``rewriting_tiny_model``), so every later view can label tiny-model output.
 
@@ -122,7 +124,11 @@ class RewritingPipeline(Pipeline):
             parts = [self.fingerprints[("chunk:sentence", corpus.name)], cfg.settings.fingerprint(),
                      self.embedder_name(cfg.embedder), reranker,
                      *self._llm_parts(), manifest.project_digest(CODE_ROOT, CODE_GLOBS, exclude=READER_CODE[:1])]
-            self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c))
+            # the cell's run rows are its output: a run under another reranker that changed the shared texts
+            # removes them (ingest/rewriting/stage.py), and this stage then runs again over the new texts
+            runs = Output("rewrite_runs", "corpus = ? AND embedder = ? AND reranker = ?",
+                          (corpus.name, self.embedder_name(cfg.embedder), reranker))
+            self.stage("rewrite", scope, parts, lambda c=corpus.name: self._rewrite_one(c), outputs=[runs])
 
     def _rewrite_one(self, corpus: str) -> str:
         from ingest.rewriting.stage import rewrite_stage

@@ -4,6 +4,7 @@ one graph (reproducible), and different seeds giving different approximate pools
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ingest.retrieval.topk import topk_inner_product
 from ingest.rewriting.ann import AnnParams, build_index, search
@@ -126,16 +127,45 @@ def test_persisted_graph_is_loaded_and_searches_as_the_built_one(tmp_path):
     folder = graph_folder(str(tmp_path / "w.duckdb"), "c", "e/x", "sentence:512/50")
     assert folder == tmp_path / "w.duckdb.ann" / "c" / "e_x" / "sentence_512_50"
     built, loaded = cached_index(vectors, 7, params, folder, "a" * 64)
-    assert not loaded and [p.name for p in folder.iterdir()] == [f"seed7_m4_efc8_{'a' * 24}.bin"]
+    assert not loaded and [p.name for p in folder.iterdir()] == [f"g2_seed7_m4_efc8_{'a' * 24}.bin"]
     again, loaded = cached_index(vectors, 7, params, folder, "a" * 64)
     assert loaded
     queries = vectors[:20]
     for a, b in zip(search(built, vectors, queries, 10, 4), search(again, vectors, queries, 10, 4)):
         np.testing.assert_array_equal(a, b)
     _, loaded = cached_index(vectors, 7, params, folder, "b" * 64)
-    assert not loaded and [p.name for p in folder.iterdir()] == [f"seed7_m4_efc8_{'b' * 24}.bin"]
+    assert not loaded and [p.name for p in folder.iterdir()] == [f"g2_seed7_m4_efc8_{'b' * 24}.bin"]
     assert cached_index(vectors, 7, params, None, None)[1] is False and graph_folder(None, "c", "e", "s") is None
-    saved = folder / f"seed7_m4_efc8_{'b' * 24}.bin"
+    saved = folder / f"g2_seed7_m4_efc8_{'b' * 24}.bin"
     saved.write_bytes(saved.read_bytes()[:100])  # cut short: unreadable, so rebuilt and saved again
     rebuilt, loaded = cached_index(vectors, 7, params, folder, "b" * 64)
     assert not loaded and rebuilt.get_current_count() == 300 and saved.stat().st_size > 100
+
+
+def test_extra_graphs_never_share_a_run_seeds_graph(tmp_path):
+    """S1-ann4's graphs at run seed 42 and S1's graph at run seed 42001 (the old rule's 1000 s + 1) are five
+    different graphs: graph 0 is the run seed's own, the extra ones lie above every run seed and below
+    hnswlib's modulus 2^31 - 1 (so distinct seeds are distinct graphs). A saved graph of the older file
+    layout (named by its seed only) is never loaded, and is removed when a graph is saved beside it."""
+    from ingest.rewriting.ann import LEVEL_SEEDS, RUN_SEED_LIMIT, cached_index, graph_seeds
+
+    ann4, s1 = graph_seeds(42, 4), graph_seeds(42001, 1)
+    assert ann4[0] == 42 and s1 == (42001,) and len(set(ann4) | set(s1)) == 5
+    assert ann4 == (42, 1435181059, 2052046708, 1945459689)  # SeedSequence(42, spawn_key=(ANN_SPAWN_KEY, g))
+    for run_seed in (0, 1, 42, 123, 2024, 42000, RUN_SEED_LIMIT - 1):
+        extra = graph_seeds(run_seed, 8)[1:]
+        assert len(set(extra)) == 7 and all(RUN_SEED_LIMIT <= e < LEVEL_SEEDS for e in extra)
+    rng = np.random.default_rng(4)
+    vectors, queries = _unit(rng, 1500, 32), _unit(rng, 60, 32)
+    params = AnnParams(m=2, ef_construction=4, ef_search=4)
+    pools = [search(build_index(vectors, s, params), vectors, queries, 20, 4)[0] for s in (*ann4, *s1)]
+    assert all(not np.array_equal(pools[i], pools[j]) for i in range(5) for j in range(i))  # five graphs
+    folder = tmp_path / "g"
+    folder.mkdir()
+    # a file of the older layout under the name the seed would have had, holding another graph (42001's)
+    build_index(vectors, 42001, params).save_index(str(folder / f"seed{ann4[1]}_m2_efc4_{'c' * 24}.bin"))
+    graph, loaded = cached_index(vectors, ann4[1], params, folder, "c" * 64)
+    assert not loaded and sorted(p.name for p in folder.iterdir()) == [f"g2_seed{ann4[1]}_m2_efc4_{'c' * 24}.bin"]
+    assert np.array_equal(search(graph, vectors, queries, 20, 4)[0], pools[1])
+    with pytest.raises(ValueError, match=r"run seed 1073741824 is outside \[0, 1073741824\)"):
+        graph_seeds(RUN_SEED_LIMIT, 4)

@@ -132,23 +132,24 @@ def test_per_text_lists_and_per_strategy_k(ran):
 
 def test_ann_control_searches_each_seeded_graph(ran, models):
     """dense: hnsw (the default): every strategy at run seed s searches the graph of index seed s; S1-ann4
-    the query in each of its four graphs (index seeds s, 1000 s + 1, + 2, + 3), pools scored exactly
+    the query in each of its four graphs (index seeds s and three drawn above every run seed), pools scored exactly
     (the cosine of the stored vectors, sorted), every graph's list reranked, and the merged list the
     max-score union of the four."""
     con, _, _, _ = ran
+    from ingest.rewriting.ann import graph_seeds
     from ingest.rewriting.index import chunk_texts
     from ingest.rewriting.vectors import fetch_vectors, text_key
 
     seeds = con.execute("SELECT strategy, seed, list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
                         "GROUP BY 1, 2").fetchall()
     assert {(s, seed): g for s, seed, g in seeds} == {
-        (s, seed): ([seed, 1000 * seed + 1, 1000 * seed + 2, 1000 * seed + 3] if s == "S1-ann4" else [seed])
+        (s, seed): (sorted(graph_seeds(seed, 4)) if s == "S1-ann4" else [seed])
         for s in SETTINGS.strategies for seed in SETTINGS.seeds}
     ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
     vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])))
     for query_id, query in con.execute("SELECT query_id, text FROM queries ORDER BY 1").fetchall():
         q = fetch_vectors(con, models[0].name, [text_key(query, True)])[0].astype(np.float64)
-        for seed in (42, 42001, 42002, 42003):
+        for seed in (42, 1435181059, 2052046708, 1945459689):  # graph_seeds(42, 4)
             pool = con.execute("SELECT chunk_id, score FROM rewrite_text_runs WHERE strategy = 'S1-ann4' AND seed = 42 "
                                "AND query_id = ? AND ann_seed = ? AND stage = 'dense' ORDER BY rank",
                                [query_id, seed]).fetchall()
@@ -221,6 +222,21 @@ def test_rerun_makes_no_call_and_embeds_nothing(ran, models):
     assert report["texts_embedded"] == 0 and con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == n_embeddings
     assert _snapshot(con) == before  # identical tables
     assert con.execute("SELECT count(*) FROM llm_failures").fetchone()[0] == 2 * failed
+
+
+def test_replay_only_reproduces_a_run_with_failed_answers(ran, models):
+    """Replay-only (no backend) over a run whose LLM had failed answers: each failed request is replayed as
+    the failed answer it was (llm_failures), so the stage falls back as the live run did and every table is
+    the same; the failures count as failed and nothing is stored."""
+    con, _, _, _ = ran
+    spec, st, rr, ce = models
+    before = _snapshot(con)
+    failures = con.execute("SELECT count(*) FROM llm_failures").fetchall()
+    replay = LLMCache(con, None, model="scripted-test-model", replay_only=True, progress=False)
+    rewrite_stage(con, "towns", SETTINGS, embedder=spec, embed_model=st, reranker=rr, rerank_model=ce, llm=replay,
+                  show_progress=False)
+    assert (replay.calls, replay.failed) == (0, 5) and _snapshot(con) == before
+    assert con.execute("SELECT count(*) FROM llm_failures").fetchall() == failures
 
 
 def test_without_reranker_scores_are_cosines(con, models):
@@ -378,8 +394,8 @@ def test_single_text_lists_are_in_mmr_order_and_a_fallback_is_s1(con, models):
 
 def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
     """dense: exact: S1's pools are brute force, identical under every seed (ann_seed NULL, every chunk
-    in the exact top P); S1-ann4 still searches its graphs. A rerun with fewer seeds and strategies
-    leaves only what it lists in rewrites, rewrite_text_runs, rewrite_runs and the funnel."""
+    in the exact top P). A rerun with fewer seeds and strategies leaves only what it lists in rewrites,
+    rewrite_text_runs, rewrite_runs and the funnel."""
     from ingest.rewriting.index import chunk_texts
     from ingest.rewriting.vectors import fetch_vectors, text_key
 
@@ -387,7 +403,7 @@ def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
     kw = dict(chunk_tokens=64, chunk_overlap=16, dense="exact")
     _run(con, models, ScriptedBackend(respond), reranker=False,
-         settings=RewriteSettings(strategies=("S1", "S1-pool100", "S1-ann4"), seeds=(42, 43), **kw))
+         settings=RewriteSettings(strategies=("S1", "S1-pool100"), seeds=(42, 43), **kw))
     ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
     chunks = fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts])
     for query_id, text in con.execute("SELECT query_id, text FROM queries").fetchall():
@@ -398,11 +414,45 @@ def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
                                    ).fetchall() for seed in (42, 43)}
         assert pools[42] == pools[43] and [c for c, _, _ in pools[42]] == brute[:len(pools[42])]
         assert {(g, e) for _, g, e in pools[42]} == {(None, True)}
-    assert con.execute("SELECT list(DISTINCT ann_seed ORDER BY ann_seed) FROM rewrite_text_runs "
-                       "WHERE strategy = 'S1-ann4' AND seed = 43").fetchone()[0] == [43, 43001, 43002, 43003]
     # the same cell again with one seed and one strategy: nothing else is left
     _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(strategies=("S1",), seeds=(42,), **kw))
     for table in TABLES:
         assert con.execute(f"SELECT DISTINCT strategy, seed FROM {table}").fetchall() == [("S1", 42)], table
     stages = {s for (s,) in con.execute("SELECT DISTINCT stage FROM funnel WHERE starts_with(stage, 'rewrite')").fetchall()}
     assert stages == {"rewrite:tiny-embedder:S1:42", "rewrite_qrels:tiny-embedder"}
+
+
+def test_changed_texts_remove_another_rerankers_rows_of_them(con, models):
+    """The texts are shared by every reranker of (corpus, embedder): a run whose texts differ for a
+    (strategy, seed) (here another sampling temperature, whose answers reword one S3 line) removes that
+    pair's rows of every reranker;
+    another reranker's rows of a pair whose texts are unchanged (S1, S3 at a seed this run does not change)
+    stay, row for row."""
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    kw = dict(strategies=("S1", "S3"), chunk_tokens=64, chunk_overlap=16)
+    _run(con, models, ScriptedBackend(respond), reranker=True, settings=RewriteSettings(seeds=(42, 123), **kw))
+
+    def cells():
+        return con.execute("SELECT reranker, strategy, seed, count(*) FROM rewrite_runs GROUP BY ALL ORDER BY ALL").fetchall()
+
+    reranked = con.execute("SELECT * FROM rewrite_runs WHERE reranker = 'tiny-reranker' AND strategy = 'S1' "
+                           "ORDER BY ALL").fetchall()
+    assert [c[:3] for c in cells()] == [("tiny-reranker", s, seed) for s in ("S1", "S3") for seed in (42, 123)]
+    # the same texts under no reranker: the reranked cell is untouched
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(seeds=(42, 123), **kw))
+    assert [c[:3] for c in cells()] == [(r, s, seed) for r in ("none", "tiny-reranker") for s in ("S1", "S3")
+                                        for seed in (42, 123)]
+    # new requests (temperature 0.5) whose answers reword S3's third line at both seeds: the reranked S3 rows,
+    # searched over the old texts, go; S1's texts (no LLM) are unchanged
+    reworded = ScriptedBackend(lambda r: respond(r).replace("- Name ", "- Give "))
+    _run(con, models, reworded, reranker=False, settings=RewriteSettings(seeds=(42, 123), temperature=0.5, **kw))
+    assert con.execute("SELECT count(*) FROM rewrites WHERE strategy = 'S3' AND starts_with(text, 'Give ')").fetchall() == [(8,)]
+    assert [c[:3] for c in cells()] == [("none", s, seed) for s in ("S1", "S3") for seed in (42, 123)] + [
+        ("tiny-reranker", "S1", 42), ("tiny-reranker", "S1", 123)]
+    assert con.execute("SELECT * FROM rewrite_runs WHERE reranker = 'tiny-reranker' AND strategy = 'S1' "
+                       "ORDER BY ALL").fetchall() == reranked
+    assert con.execute("SELECT DISTINCT reranker FROM rewrite_text_runs WHERE strategy = 'S3'").fetchall() == [("none",)]
+    # S3 at seed 42 only: seed 123's rows of every reranker go (their texts are gone), S1 42 stays reranked
+    _run(con, models, reworded, reranker=False, settings=RewriteSettings(seeds=(42,), temperature=0.5, **kw))
+    assert [c[:3] for c in cells()] == [("none", "S1", 42), ("none", "S3", 42), ("tiny-reranker", "S1", 42)]

@@ -153,10 +153,50 @@ def test_no_reader_clears_an_earlier_runs_answers(tmp_path):
         pipeline.close()
 
 
+def test_a_rewrite_cell_whose_runs_were_removed_runs_again(tmp_path):
+    """The rewrite stage's output is its cell's rewrite_runs rows: when a run under another reranker removed
+    them (it changed the shared texts), an unchanged config runs the stage again instead of skipping it."""
+    import io
+
+    from rich.console import Console
+
+    from ragwh.experiment.pipeline.rewriting import RewritingPipeline
+
+    cfg = parse_rewriting_config({**BASE, "reader": "none"}, tmp_path / "n.yml")
+    pipeline = RewritingPipeline(cfg, data=None, warehouse=tmp_path / "w.duckdb", console=Console(file=io.StringIO()))
+    embedder = pipeline.embedder_name(cfg.embedder)
+    ran = []
+
+    def rewrite_one(corpus: str) -> str:  # what the stage leaves: the cell's run rows
+        ran.append(corpus)
+        pipeline.con.execute("INSERT INTO rewrite_runs (corpus, embedder, reranker, strategy, seed, query_id, rank, "
+                             "doc_id, score, variant_idx) VALUES (?, ?, 'none', 'S1', 42, 'h/q1', 1, 'h/d1', 0.5, 0)",
+                             [corpus, embedder])
+        return "one row"
+
+    try:
+        pipeline.fingerprints[("chunk:sentence", "h")] = "chunks"
+        pipeline._rewrite_one = rewrite_one
+        pipeline.rewrite()
+        pipeline.rewrite()  # unchanged: skipped
+        assert ran == ["h"]
+        pipeline.con.execute("DELETE FROM rewrite_runs WHERE reranker = 'none'")  # as another reranker's run does
+        pipeline.rewrite()
+        assert ran == ["h", "h"]
+    finally:
+        pipeline.close()
+
+
 @pytest.mark.parametrize("change, message", [
     ({"rewriting": {"strategies": ["S9"]}}, r"rewriting.strategies\[0\]: 'S9' is not one of"),
     ({"rewriting": {"ann": {"seeds": [1, 2]}}}, r"rewriting.ann.seeds: the HNSW index seeds follow the run seeds"),
     ({"rewriting": {"dense": "ivf"}}, r"rewriting.dense: 'ivf' is not one of"),
+    # exact search has no index seed: S1-ann4 would be S1 again (the default strategy list includes it)
+    ({"rewriting": {"dense": "exact"}}, r"bad.yml: rewriting: S1-ann4 is the multi-pass HNSW control: it needs "
+                                        r"rewriting.dense: hnsw; remove it from rewriting.strategies"),
+    ({"rewriting": {"dense": "exact", "strategies": ["S1", "S1-ann4"]}}, r"S1-ann4 is the multi-pass HNSW control"),
+    ({"rewriting": {"seeds": [42, 2 ** 30]}}, r"rewriting: seeds must lie in \[0, 2\^30 = 1073741824\)"),
+    ({"rewriting": {"seeds": [0, 1, 42]}}, r"rewriting: seeds 0 and 1 give the same HNSW graph"),
     ({"rewriting": {"ann": {"m": 0}}}, r"rewriting.ann.m: expected an integer >= 1"),
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
