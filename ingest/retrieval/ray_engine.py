@@ -156,6 +156,7 @@ def _ordered_blocks(ray, columns: dict[str, list], block: int):
     """An ordered dataset of ``columns`` (plus ``pos``), one block per ``block`` rows."""
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False  # the stage draws its own bar, fed as blocks arrive
     n = len(next(iter(columns.values())))
     return ray.data.from_arrow([
         pa.table({"pos": pa.array(np.arange(lo, min(lo + block, n), dtype=np.int64)),
