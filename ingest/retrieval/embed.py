@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ingest.retrieval.embedders import EmbedderSpec, auto_device, check_loaded_precision, resolve_embedder
+from ingest.retrieval.memory import check_memory, texts_memory
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.truncation import count_missing
 from warehouse.db import transaction
@@ -108,11 +109,16 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
         stored AS (SELECT text_hash FROM embeddings WHERE embedder = $embedder)
     """
     params_e = {**params, "embedder": embedder}
-    requested, unique, already = con.execute(
-        base + """SELECT (SELECT count(*) FROM requested), (SELECT count(*) FROM uniq),
-                  (SELECT count(*) FROM uniq SEMI JOIN stored USING (text_hash))""",
+    requested, unique, already, missing, missing_chars = con.execute(
+        base + """, missing AS (SELECT text FROM uniq ANTI JOIN stored USING (text_hash))
+                  SELECT (SELECT count(*) FROM requested), (SELECT count(*) FROM uniq),
+                  (SELECT count(*) FROM uniq SEMI JOIN stored USING (text_hash)),
+                  (SELECT count(*) FROM missing), (SELECT coalesce(sum(strlen(text)), 0) FROM missing)""",
         params_e,
     ).fetchall()[0]
+    check_memory(texts_memory(int(missing), int(missing_chars)),
+                 f"embedding {int(missing):,} texts ({int(missing_chars) / 2**20:,.0f} MiB of text held by the driver)",
+                 "embed one corpus or fewer conditions at a time")
     todo = arrow_query(con, 
         base + """SELECT text_hash, text, is_query FROM uniq ANTI JOIN stored USING (text_hash)
                   ORDER BY length(text) DESC, text_hash""",
@@ -180,6 +186,7 @@ def embed_texts(
     write_batch: int | None = None,
     commit_seconds: float | None = None,
     show_progress: bool = True,
+    engine=None,
 ) -> dict:
     """Embed every condition text (of ``conditions``, default all) and query not yet stored for ``embedder``
     computed in ``precision`` (``auto | fp32 | bf16``; None: as ``embedder`` names it).
@@ -192,7 +199,11 @@ def embed_texts(
     the model. Returns the report: ``requested`` rows, ``unique`` keys, ``already_stored``,
     ``embedded`` and the model's ``dim`` (``embedder`` is the stored name, precision suffix included).
     Every requested passage has its ``text_tokens`` row afterwards
-    (:func:`ingest.retrieval.truncation.truncation_summary` reads them)."""
+    (:func:`ingest.retrieval.truncation.truncation_summary` reads them).
+
+    ``engine``: None runs the model in this process; a :class:`ingest.retrieval.ray_engine.RaySettings`
+    runs it as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`: same texts, same order,
+    same commits; the precision is resolved here, as for every other stage, and the workers compute in it)."""
     device = device or auto_device()
     spec = resolve_embedder(embedder, precision, device)
     check_loaded_precision(embedder, spec, model)
@@ -209,6 +220,15 @@ def embed_texts(
     if not todo.hashes:
         count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions))
         return report
+    if engine is not None:
+        from ingest.retrieval.ray_engine import embed_with_ray, require_ray
+
+        require_ray()  # before anything is written
+        count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions))
+        return embed_with_ray(con, spec, todo, engine, report,
+                              write_batch=COMMIT_TEXTS if write_batch is None else write_batch,
+                              commit_seconds=COMMIT_SECONDS if commit_seconds is None else commit_seconds,
+                              show_progress=show_progress)
     if model is None:
         model = spec.load(device)
     dim = int(model.get_embedding_dimension())
@@ -225,27 +245,48 @@ def embed_texts(
     write_batch = COMMIT_TEXTS if write_batch is None else write_batch
     commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
     step = max(1, min(batch_size, write_batch))
-    committed, pending, last_commit = 0, [], time.monotonic()
     with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance:
+        committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
         for start in range(0, len(encoded), step):
             stop = min(start + step, len(encoded))
-            pending.append(model.encode(
+            committer.add(model.encode(
                 encoded[start:stop], batch_size=batch_size, convert_to_numpy=True,
                 normalize_embeddings=False, show_progress_bar=False,
             ))
-            if stop - committed >= write_batch or time.monotonic() - last_commit >= commit_seconds \
-                    or stop == len(encoded):
-                store_embeddings(con, spec.name, todo.hashes[committed:stop], l2_normalize(np.concatenate(pending)))
-                report["embedded"] += stop - committed
-                committed, pending, last_commit = stop, [], time.monotonic()
-            advance(stop - start)
+    report["embedded"] = committer.committed
     return report
 
 
+class Committer:
+    """Commits model outputs that arrive in text order (the job's sorted ``hashes``): each :meth:`add`
+    takes the raw vectors of the next rows; they are L2-normalized and stored (:func:`store_embeddings`)
+    once ``write_batch`` texts or ``commit_seconds`` seconds have gathered since the last commit, and at
+    the last row. Both engines (local, :mod:`ingest.retrieval.ray_engine`) commit through it, so an
+    interrupted job of either keeps every committed batch and a rerun embeds only the rest."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], write_batch: int,
+                 commit_seconds: float, advance=lambda n: None) -> None:
+        self.con, self.embedder, self.hashes = con, embedder, hashes
+        self.write_batch, self.commit_seconds, self.advance = write_batch, commit_seconds, advance
+        self.committed, self.received, self.pending, self.last_commit = 0, 0, [], time.monotonic()
+
+    def add(self, vectors: np.ndarray) -> None:
+        self.pending.append(vectors)
+        self.received += len(vectors)
+        stop = self.received
+        if stop - self.committed >= self.write_batch or time.monotonic() - self.last_commit >= self.commit_seconds \
+                or stop == len(self.hashes):
+            store_embeddings(self.con, self.embedder, self.hashes[self.committed:stop],
+                             l2_normalize(np.concatenate(self.pending)))
+            self.committed, self.pending, self.last_commit = stop, [], time.monotonic()
+        self.advance(len(vectors))
+
+
 def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
-                conditions: Sequence[str] | None = None, precision: str | None = "auto") -> dict:
-    """The orchestrator's embedding stage: :func:`embed_texts` with defaults."""
-    return embed_texts(con, embedder, corpus=corpus, conditions=conditions, precision=precision)
+                conditions: Sequence[str] | None = None, precision: str | None = "auto", engine=None) -> dict:
+    """The orchestrator's embedding stage: :func:`embed_texts` with defaults (``engine``: None local, else
+    :class:`ingest.retrieval.ray_engine.RaySettings`)."""
+    return embed_texts(con, embedder, corpus=corpus, conditions=conditions, precision=precision, engine=engine)
 
 
 def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:

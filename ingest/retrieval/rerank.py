@@ -38,6 +38,7 @@ from ingest.retrieval.ties import tie_ranks
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
 RERANK_DEPTH = 50
+SCORE_BLOCK = 1024  # pairs per progress step (and per Ray block)
 FINGERPRINT_VERSION = "rerank-v2"  # v2: ties by document then chunk number
 #: Cross-encoders known to be encoders without reading their config (XLM-RoBERTa).
 KNOWN_ENCODERS = frozenset({"BAAI/bge-reranker-v2-m3", "BAAI/bge-reranker-base", "BAAI/bge-reranker-large"})
@@ -146,9 +147,13 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
                  embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
                  conditions: list[str] | None = None, *, depth: int = RERANK_DEPTH, model=None,
                  device: str | None = None, batch_size: int = 32, show_progress: bool = True,
-                 precision: str | None = "auto", embedder_precision: str | None = "auto") -> dict:
+                 precision: str | None = "auto", embedder_precision: str | None = "auto", engine=None) -> dict:
     """Rerank every stored first-stage run of ``embedder`` (its vectors computed in
     ``embedder_precision``; optionally filtered) with ``reranker`` computing in ``precision``.
+
+    ``engine``: None scores in this process; a :class:`ingest.retrieval.ray_engine.RaySettings` scores the
+    missing pairs as a Ray Data job (:func:`ingest.retrieval.ray_engine.score_pairs`: the same blocks of
+    :data:`SCORE_BLOCK` pairs and model batches of ``batch_size``, so the same scores and rows).
 
     Returns ``{"reranker", "embedder", "depth", "pairs_scored", "conditions": [report per run]}``."""
     require_condition_texts(con)
@@ -173,14 +178,22 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
             if key not in cache:
                 first_row.setdefault(key, i)
         todo = sorted(first_row.items(), key=lambda item: (-len(passage[item[1]]) - len(query_text[item[1]]), item[0]))
-        if todo:
+        if todo and engine is not None:
+            from ingest.retrieval.ray_engine import score_pairs
+
+            pairs = [(query_text[i], passage[i]) for _, i in todo]
+            with progress_bar(f"reranking {corpus_name}/{condition} with {spec.name} on Ray", total=len(pairs),
+                              enabled=show_progress) as advance:
+                scores = score_pairs(spec, pairs, engine, batch_size, SCORE_BLOCK, advance)
+            cache.update({key: float(s) for (key, _), s in zip(todo, scores)})
+        elif todo:
             model = model if model is not None else spec.load(device)
             pairs = [(query_text[i], passage[i]) for _, i in todo]
             scores = np.empty(len(pairs), dtype=np.float64)
             with progress_bar(f"reranking {corpus_name}/{condition} with {spec.name}", total=len(pairs),
                               enabled=show_progress) as advance:
-                for start in range(0, len(pairs), 1024):
-                    part = pairs[start:start + 1024]
+                for start in range(0, len(pairs), SCORE_BLOCK):
+                    part = pairs[start:start + SCORE_BLOCK]
                     scores[start:start + len(part)] = np.asarray(
                         model.predict(part, batch_size=batch_size, show_progress_bar=False), dtype=np.float64
                     ).reshape(-1)

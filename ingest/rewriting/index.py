@@ -15,12 +15,17 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from ingest.retrieval.embed import arrow_query
-from ingest.rewriting.ann import graph_folder
+from ingest.retrieval.embed import arrow_query, stored_dimension
+from ingest.retrieval.memory import check_memory, index_memory
+from ingest.rewriting.ann import AnnParams, graph_folder
 from ingest.rewriting.vectors import Embedder, text_vectors
 
 
 DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
+#: The dimension assumed before any vector is stored (the smallest of the registered embedders): a lower bound.
+MIN_DIM = 384
+#: HNSW graphs alive at once while the stage builds and searches (``ann.graphs_in_turn``: at most 2).
+GRAPHS_ALIVE = 2
 
 
 class RewriteError(ValueError):
@@ -79,9 +84,29 @@ def chunk_texts(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str) -> t
     return chunk_ids, doc_ids, texts
 
 
+def check_index_memory(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: str,
+                       ann: AnnParams | None = None) -> int:
+    """Refuse (:class:`ingest.retrieval.memory.MemoryEstimateError`, before anything is read) an index whose
+    matrix, chunk texts and HNSW graphs (``ann``; :data:`GRAPHS_ALIVE` at once) would not fit in the available
+    memory (:func:`ingest.retrieval.memory.index_memory`). Returns the estimate in bytes."""
+    n, chars = con.execute("""
+        SELECT count(*), coalesce(sum(c.char_end - c.char_start + coalesce(strlen(p.prefix), 0)), 0)
+        FROM chunks c JOIN documents d USING (doc_id)
+        LEFT JOIN chunk_prefixes p ON p.chunk_id = c.chunk_id AND p.prefix_kind = 'title' AND p.depth = 0
+        WHERE c.chunkset = ? AND d.corpus = ?""", [chunkset, corpus]).fetchall()[0]
+    dim = stored_dimension(con, embedder) or MIN_DIM
+    need = index_memory(int(n), dim, int(chars), ann.m if ann is not None else None, GRAPHS_ALIVE)
+    check_memory(need, f"the dense index of {corpus!r} ({int(n):,} chunks x {dim} dimensions, float32 matrix, chunk "
+                       f"texts{' and %d HNSW graphs at M %d' % (GRAPHS_ALIVE, ann.m) if ann is not None else ''})",
+                 "run the study on fewer documents (a corpus sample)")
+    return need
+
+
 def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: Embedder,
-               show_progress: bool = True) -> ChunkIndex:
-    """The corpus's index, embedding chunk texts not yet stored for the embedder."""
+               show_progress: bool = True, ann: AnnParams | None = None) -> ChunkIndex:
+    """The corpus's index, embedding chunk texts not yet stored for the embedder; refused first when it would
+    not fit in memory (:func:`check_index_memory`, with the graphs of ``ann`` when given)."""
+    check_index_memory(con, corpus, chunkset, embedder.spec.name, ann)
     chunk_ids, doc_ids, texts = chunk_texts(con, corpus, chunkset)
     if not chunk_ids:
         raise RewriteError(f"corpus {corpus!r} has no {chunkset!r} chunks: run the sentence chunking stage "

@@ -42,6 +42,9 @@ cell (dbt var ``declared_contrasts``).
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
 (:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
 
+``engine`` (``local`` | ``ray``), ``ray:`` and ``max_memory_fraction``: where the embedding job runs and how much
+memory a job may take (:mod:`.engine`).
+
 Shared with the rewriting study's configs: the error type and typed access to the parsed YAML
 (:mod:`.reader`) and the ``llm:`` block (:mod:`.llm`).
 """
@@ -57,6 +60,7 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
+from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm  # noqa: F401 (re-exported)
 from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where  # noqa: F401 (re-exported)
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
@@ -140,6 +144,9 @@ class ExperimentConfig:
     retrievers: tuple[str, ...] = ("dense",)
     bm25: Any = None  # ingest.retrieval.bm25.BM25Settings when "bm25" is among the retrievers
     declared: tuple[DeclaredContrast, ...] = ()
+    engine: str = "local"  # where the embedding job runs (.engine)
+    ray: Any = None  # ingest.retrieval.ray_engine.RaySettings with engine ray
+    max_memory_fraction: float = 0.8
 
     @property
     def strong_embedder(self) -> EmbedderSpec:
@@ -199,7 +206,7 @@ class ExperimentConfig:
 
 _TOP_KEYS = {
     "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25",
+    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25", *ENGINE_KEYS,
 }
 
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
@@ -389,6 +396,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
             raise r.fail("limit", f"a document limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)} "
                                   "(Wikipedia samples with a per-bucket cap: corpora[].options.cap)")
 
+    engine, ray, max_memory_fraction = parse_engine(r, raw)
     return ExperimentConfig(
         name=r.string(raw["name"], "name"),
         description=str(raw.get("description", "")),
@@ -410,5 +418,6 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         retrievers=tuple(retrievers),
         bm25=bm25,
         declared=tuple(declared),
+        engine=engine, ray=ray, max_memory_fraction=max_memory_fraction,
     )
 

@@ -389,7 +389,8 @@ class Pipeline:
     def _embed_one(self, corpus: str, model: str, runnable: list[str]) -> str:
         from ingest.retrieval.embed import embed_stage as embed
         from ingest.retrieval.truncation import describe, truncation_summary
-        report = embed(self.con, model, corpus=corpus, conditions=runnable, precision=self.config.precision_of(model))
+        report = embed(self.con, model, corpus=corpus, conditions=runnable, precision=self.config.precision_of(model),
+                       engine=self.config.ray if self.config.engine == "ray" else None)
         keys = ("requested", "unique", "already_stored", "embedded")
         detail = ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
         return f"{detail}; truncated {describe(truncation_summary(self.con, report['embedder'], corpus, runnable))}"
@@ -449,7 +450,8 @@ class Pipeline:
     def _rerank_one(self, corpus: str, model: str, reranker: str, runnable: list[str]) -> str:
         from ingest.retrieval.rerank import rerank_stage as rerank
         report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
-                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model))
+                        precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model),
+                        engine=self.config.ray if self.config.engine == "ray" else None)
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:
@@ -509,6 +511,15 @@ class Pipeline:
         return [c for c in runnable if c in present]
 
     def run(self) -> RunOutcome:
+        from ingest.retrieval.memory import set_max_memory_fraction
+        from ingest.retrieval.ray_engine import RayEngineError, require_ray
+
+        set_max_memory_fraction(self.config.max_memory_fraction)
+        if self.config.engine == "ray":
+            try:  # a missing extra is said before anything runs
+                require_ray()
+            except RayEngineError as exc:
+                raise PipelineError(str(exc)) from None
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
