@@ -6,6 +6,7 @@ import json
 import duckdb
 import pytest
 
+from ingest.rewriting.ann import FILE_LAYOUT
 from benchmarks.bench_scale import SOURCES, STAGES, STRATEGIES, run_benchmark, source_counts
 
 DOCS, QUERIES = 200, 10
@@ -46,7 +47,7 @@ def test_json_shape_and_rows(bench):
     assert out["results"]["rewrite"]["texts_embedded"] == QUERIES  # the chunks were already stored
     first = out["results"]["rewrite"]["steps"]
     assert first["ann_build"] > 0 and first["ann_load"] == 0  # 3 seeds' graphs + 3 x 3 more for S1-ann4, built
-    assert len(list((work / "scale.duckdb.ann").rglob("seed*.bin"))) == 12  # ... and saved for a rerun
+    assert len(list((work / "scale.duckdb.ann").rglob(f"{FILE_LAYOUT}_seed*.bin"))) == 12  # ... and saved for a rerun
     con = duckdb.connect(str(work / "scale.duckdb"), read_only=True)
     per = dict(con.execute("SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' "
                            "GROUP BY strategy").fetchall())
