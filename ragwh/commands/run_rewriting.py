@@ -19,7 +19,7 @@ def run_rewriting(console: Console, cfg: RewritingConfig, *, data: Path | None, 
     from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
     from ragwh.experiment.config.chunking import ConfigError
-    from ragwh.experiment.pipeline.chunking import PipelineError
+    from ragwh.experiment.pipeline.stages import PipelineError
     from ragwh.experiment.pipeline.rewriting import RewritingPipeline
 
     banner = cfg.tiny_model_label

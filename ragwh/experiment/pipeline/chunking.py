@@ -32,24 +32,15 @@ conditions that got no chunks, and contrasts whose arms are missing are listed w
 """
 from __future__ import annotations
 
-import contextlib
-import resource
-import shlex
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
-
-import duckdb
-from rich.console import Console
-from rich.markup import escape
+from typing import Any
 
 from warehouse import manifest
-from warehouse.db import connect
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline import outputs as stage_outputs
-from ragwh.experiment.config.chunking import LLM_CONDITIONS, ExperimentConfig, known_conditions, known_contrasts
-from warehouse.paths import CODE_ROOT, reports_dir, warehouse_path
+from ragwh.experiment.pipeline.stages import REPORT_CODE, PipelineError, RunOutcome, StagePipeline
+from ragwh.experiment.config.chunking import LLM_CONDITIONS, known_conditions, known_contrasts
+from warehouse.paths import CODE_ROOT
 
 #: Loaded tables whose content the condition models (and everything after them) depend on.
 CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
@@ -60,133 +51,16 @@ EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "
 STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "
                "project) run through the CPU experiment. Point --config/--data at real data for results.")
-#: the code a report is rendered by (its sections and the paper tables): part of the report stage's inputs
-REPORT_CODE = ("ragwh/experiment/report/*.py", "ragwh/experiment/tables/*.py")
+
+__all__ = ["DEMO_BANNER", "Pipeline", "PipelineError", "RunOutcome"]
 
 
-class PipelineError(RuntimeError):
-    """A stage that cannot run; the message names the stage and what to do next."""
-
-
-@dataclass
-class StageResult:
-    """One stage execution: ``status`` is 'ran' or 'skipped' (unchanged inputs)."""
-
-    stage: str
-    scope: str
-    status: str
-    seconds: float
-    peak_rss_mb: float  # process peak resident set size so far (ru_maxrss), MiB
-    detail: str
-
-
-@dataclass
-class RunOutcome:
-    config: ExperimentConfig
-    warehouse: Path
-    report: Path | None
-    stages: list[StageResult] = field(default_factory=list)
-    not_run: dict[str, str] = field(default_factory=dict)  # condition or contrast -> reason
-
-    @property
-    def did_work(self) -> bool:
-        return any(s.status == "ran" for s in self.stages)
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-class Pipeline:
-    """Runs one experiment against one warehouse file (see module docstring)."""
-
-    def __init__(self, config: ExperimentConfig, *, data: Path | None, warehouse: str | Path | None = None,
-                 report_path: Path | None = None, console: Console | None = None) -> None:
-        self.config = config
-        self.data = data
-        self.warehouse = warehouse_path(warehouse)
-        self.console = console or Console()
-        self.report_path = report_path or reports_dir() / f"{config.name}.html"
-        self.outcome = RunOutcome(config, self.warehouse, None)
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._backend: Any = None  # the LLM backend, built once per run (a local model loads once)
-        self._caches: list[Any] = []  # every LLM cache a stage opened: their failed calls (not cached)
-        self.fingerprints: dict[tuple[str, str], str] = {}
-        self.overrides: dict[str, Any] = {}  # the command line's (``ragwh run --limit/--precision``), recorded
-        self.experiment_id: int | None = None
-
-    # --- connection handling: dbt opens the file itself, so ours is closed around dbt calls ----------
-    @property
-    def con(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            self._con = connect(self.warehouse)
-        return self._con
-
-    def close(self) -> None:
-        if self._con is not None:
-            self._con.close()
-            self._con = None
-
-    # --- the experiments row (ragwh/experiment/identity.py) -------------------------------------------
-    @contextlib.contextmanager
-    def experiment(self) -> Iterator[None]:
-        """Record the run in ``experiments`` and store its settings before anything runs; mark it
-        finished or failed (with the reason) when it ends."""
-        from ingest.retrieval.precision import split_name
-        from ragwh.experiment.identity import record_start, study_settings
-        from warehouse.identity import finish_experiment
-
-        computed = split_name(self.embedder_name(self.primary_model()))[1] or "fp32"
-        self.experiment_id = record_start(self.con, self.config, self.overrides,
-                                          study_settings(self.config, self.dbt_vars()), computed)
-        try:
-            yield
-        except BaseException as exc:
-            finish_experiment(self.con, self.experiment_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
-            raise
-        finish_experiment(self.con, self.experiment_id, "finished")
+class Pipeline(StagePipeline):
+    """Runs one chunking experiment against one warehouse file (see module docstring)."""
 
     def primary_model(self) -> str:
         """The model whose stored name says which precision the run computes in."""
         return self.config.strong_embedder.model
-
-    # --- one stage -------------------------------------------------------------------------------
-    def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False,
-              outputs: list[stage_outputs.Output] = ()) -> str:
-        """Run ``work`` unless ``parts`` fingerprint to what ``stage_manifest`` holds for (stage, scope)
-        and the ``outputs`` rows digest to what they did when the stage last finished (``force``: run
-        regardless, e.g. when the stage's output file is missing).
-
-        ``work`` returns a one-line detail. Returns the fingerprint."""
-        fp = manifest.sha256_parts([stage, scope, *parts])
-        self.fingerprints[(stage, scope)] = fp
-        label = escape(f"{stage} [{scope}]" if scope else stage)
-        stored = None if force else manifest.stored_stage(self.con, stage, scope)
-        if stored is not None and stored[0] == fp:
-            if stored[1] == manifest.output_digest(self.con, outputs):
-                self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
-                self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
-                return fp
-            self.console.print(f"[yellow]! {label}: inputs unchanged but its output in the warehouse changed since it "
-                               "ran: running it again[/]", soft_wrap=True)
-        self.console.print(f"[bold]> {label}[/]")
-        started = time.perf_counter()
-        failed_before = self._llm_failed()
-        try:
-            detail = work()
-        except (PipelineError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # every stage error becomes one message naming the stage
-            raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
-        seconds = time.perf_counter() - started
-        failed = self._llm_failed() - failed_before
-        if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
-            detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
-        manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
-                        manifest.output_digest(self.con, outputs))
-        self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
-        self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
-        return fp
 
     # --- the stages ------------------------------------------------------------------------------
     def ingest(self) -> None:
@@ -218,9 +92,6 @@ class Pipeline:
             raise PipelineError(f"ingest [{corpus.name}]: no documents were loaded from {', '.join(map(str, files))} "
                                 f"(loader summary: {summary})")
         return f"{n_docs} documents, {n_queries} queries"
-
-    def _llm_parts(self) -> list[str]:
-        return [self.config.llm.backend, repr(sorted(self.config.llm.settings.items()))]
 
     def queries(self) -> None:
         """Generated queries for Wikipedia corpora (option ``generate_queries``, default true)."""
@@ -275,39 +146,6 @@ class Pipeline:
             detail += f"; structured output for {structured} of {n}" + self._tiny()
         return detail
 
-    def _llm_config(self) -> Any:
-        from ingest.llm import load_llm_config
-
-        return load_llm_config({"backend": self.config.llm.backend, **self.config.llm.settings})
-
-    def _tiny(self) -> str:
-        """The label every stage detail made by a tiny model carries."""
-        return " [tiny-model output, not results]" if self.config.llm.tiny else ""
-
-    def _llm_backend(self) -> Any:
-        """The cached LLM for a stage (None without a backend); the backend itself is built once per run."""
-        if self.config.llm.backend == "none":
-            return None
-        from ingest.llm import make_backend, open_llm
-
-        config = self._llm_config()
-        if self._backend is None and not config.replay_only:
-            self._backend = make_backend(config)
-        cache = open_llm(self.con, self._backend, config)
-        self._caches.append(cache)
-        return cache
-
-    def repair_command(self) -> str:
-        """What a failed dbt relationships test tells the user to run: this experiment again, which
-        reloads what changed outside ``ragwh run`` and reruns every stage downstream of it."""
-        return (f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
-                f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
-                "depends on a changed table")
-
-    def _llm_failed(self) -> int:
-        """LLM calls of this run that failed (empty or unusable answers: never cached)."""
-        return sum(c.failed for c in self._caches)
-
     def chunk(self) -> None:
         for corpus in self.config.corpora:
             parts = [self.fingerprints[("ingest", corpus.name)], self.fingerprints.get(("induce", corpus.name), "-")]
@@ -361,17 +199,6 @@ class Pipeline:
         reranker = self.config.primary.reranker
         return {**self.config.dbt_vars(), "primary_embedder": self.embedder_name(self.config.primary.embedder),
                 "primary_reranker": reranker if reranker == "none" else self.reranker_name(reranker)}
-
-    def embedder_name(self, model: str) -> str:
-        """The stored name of a configured embedder: the model with its resolved precision suffix."""
-        from ingest.retrieval.embedders import resolve_embedder
-
-        return resolve_embedder(model, self.config.precision_of(model)).name
-
-    def reranker_name(self, model: str) -> str:
-        from ingest.retrieval.rerank import resolve_reranker
-
-        return resolve_reranker(model, self.config.precision_of(model)).name
 
     def embed(self, runnable: list[str]) -> None:
         """Embed each corpus's texts: its inputs are its own condition texts and queries, so another

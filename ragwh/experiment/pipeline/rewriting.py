@@ -1,6 +1,6 @@
 """``ragwh run`` for a rewriting experiment: the same resumable stage/manifest mechanism, the study's stages.
 
-Stages, each fingerprinted in ``stage_manifest`` by :meth:`Pipeline.stage` (an unchanged fingerprint
+Stages, each fingerprinted in ``stage_manifest`` by :meth:`StagePipeline.stage` (an unchanged fingerprint
 skips the stage, so a rerun does no ingest, LLM call, embedding or dbt build)::
 
     ingest [corpus] -> chunk:sentence [corpus] -> rewrite [corpus|embedder|reranker] -> dbt:rewriting
@@ -33,7 +33,7 @@ from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
-from ragwh.experiment.pipeline.chunking import REPORT_CODE, Pipeline, RunOutcome
+from ragwh.experiment.pipeline.stages import REPORT_CODE, RunOutcome, StagePipeline
 from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import CODE_ROOT
 
@@ -46,7 +46,7 @@ READER_CODE = ("ingest/rewriting/reader.py", "ingest/llm/prompts/reader_*.txt", 
 ANSWER_MARTS = "stg_reader_answers+"
 
 
-class RewritingPipeline(Pipeline):
+class RewritingPipeline(StagePipeline):
     """Runs one rewriting experiment against one warehouse file (see module docstring)."""
 
     def __init__(self, config: RewritingConfig, **kwargs: Any) -> None:
