@@ -6,6 +6,7 @@
 -- scopes over the complete groups:
 --   scope 'pooled' (seed NULL)  every seed: 3-seed means, queries paired with their mean over seeds
 --   scope 'seed'   (seed = var rewriting_ensemble_seed, 42)  that seed alone: the paper's post-hoc tables
+-- Means over millions of small groups use exact_avg (macros/exact_avg.sql: order-free, within 1.1e-16).
 -- Per scope:
 --   mean_value = mean over seeds of the seed's mean over queries; sd_seeds its sample sd over seeds
 --   best_solo  = the solo strategy with the highest mean of the metric over the same groups (ties:
@@ -39,7 +40,8 @@ scored as (
 
 seed_wide as (
     select cell_key, rule, subset_mask, seed,
-        avg(hit order by hit) as "HIT@10", avg(recall order by recall) as "R@10", avg(ndcg order by ndcg) as "nDCG@10", avg(mrr order by mrr) as "MRR@10"
+        {{ exact_avg('hit') }} as "HIT@10", {{ exact_avg('recall') }} as "R@10", {{ exact_avg('ndcg') }} as "nDCG@10",
+        {{ exact_avg('mrr') }} as "MRR@10"
     from scored
     group by all
 ),
@@ -87,8 +89,8 @@ query_deltas as (
     -- the study's pairing rule: per (query, seed) ensemble - best solo, then the mean over seeds (scope 0);
     -- scope 1 has one seed per query: the difference itself
     select e.cell_key, 0 as scope, e.query_key, e.rule, e.subset_mask,
-        avg(e.hit - b."HIT@10" order by e.hit - b."HIT@10") as d1, avg(e.recall - b."R@10" order by e.recall - b."R@10") as d2,
-        avg(e.ndcg - b."nDCG@10" order by e.ndcg - b."nDCG@10") as d3, avg(e.mrr - b."MRR@10" order by e.mrr - b."MRR@10") as d4
+        {{ exact_avg('e.hit - b."HIT@10"') }} as d1, {{ exact_avg('e.recall - b."R@10"') }} as d2,
+        {{ exact_avg('e.ndcg - b."nDCG@10"') }} as d3, {{ exact_avg('e.mrr - b."MRR@10"') }} as d4
     from scored as e
     inner join best_seed as b
         on b.cell_key = e.cell_key and b.scope = 0 and b.query_key = e.query_key and b.seed = e.seed
