@@ -167,29 +167,28 @@ class LLMCache:
                             which[0].item_id, which[0].prompt)
         return out
 
-    def _lookup(self, keys: list[str]) -> dict[str, Completion]:
+    def _by_key(self, sql: str, keys: list[str]) -> list[tuple]:
+        """Rows of ``sql`` joined with the registered key list ``_llm_keys`` (one column ``cache_key``)."""
         if not keys:
-            return {}
+            return []
         self.con.register("_llm_keys", pa.table({"cache_key": keys}))
         try:
-            rows = self.con.execute(
-                "SELECT cache_key, response_text, finish_reason, prompt_tokens, completion_tokens FROM llm_calls "
-                "JOIN _llm_keys USING (cache_key) QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at) = 1"
-            ).fetchall()
+            return self.con.execute(sql).fetchall()
         finally:
             self.con.unregister("_llm_keys")
+
+    def _lookup(self, keys: list[str]) -> dict[str, Completion]:
+        rows = self._by_key(
+            "SELECT cache_key, response_text, finish_reason, prompt_tokens, completion_tokens FROM llm_calls "
+            "JOIN _llm_keys USING (cache_key) QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at) = 1",
+            keys)
         return {k: Completion(*v) for k, *v in rows}
 
     def _recorded_failures(self, keys: list[str]) -> dict[str, Completion]:
         """The latest recorded failed answer of each of ``keys`` found in ``llm_failures`` (replay-only mode)."""
-        self.con.register("_llm_keys", pa.table({"cache_key": keys}))
-        try:
-            rows = self.con.execute(
-                "SELECT cache_key, response_text FROM llm_failures JOIN _llm_keys USING (cache_key) "
-                "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1"
-            ).fetchall()
-        finally:
-            self.con.unregister("_llm_keys")
+        rows = self._by_key(
+            "SELECT cache_key, response_text FROM llm_failures JOIN _llm_keys USING (cache_key) "
+            "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1", keys)
         return {k: Completion(text) for k, text in rows}
 
     def _store(self, batch: list[tuple[str, LLMRequest]], answers: list[Completion],
