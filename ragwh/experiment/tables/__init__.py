@@ -34,12 +34,18 @@ class Exported:
     figures: list[Path] = field(default_factory=list)
 
 
-def chunking_context(cells, metrics, label: str = "") -> Context:
-    """The chunking tables' context: the primary cells (objects with corpus / embedder / reranker)."""
+def chunking_context(cells, metrics, label: str = "", not_run: dict[str, str] | None = None) -> Context:
+    """The chunking tables' context: the primary cells (objects with corpus / embedder / reranker); Table 1's
+    caption names each pre-registered contrast of ``not_run`` (contrast -> reason) with its reason."""
+    from ragwh.experiment.config.chunking import known_contrasts
     from ragwh.experiment.report.data import condition_order
 
+    missing = [f"{c} ({' − '.join(arms)}): {(not_run or {})[c]}" for c, arms in known_contrasts().items()
+               if c in (not_run or {})]
+    notes = (("chunking-table1", "Not in this table: " + "; ".join(missing) + "."),) if missing else ()
     return Context(cells=tuple((c.corpus, c.embedder, c.reranker) for c in cells), metrics=tuple(metrics),
-                   conditions=tuple(condition_order()), primary_metric=metrics[0] if metrics else "", label=label)
+                   conditions=tuple(condition_order()), primary_metric=metrics[0] if metrics else "", label=label,
+                   notes=notes)
 
 
 def chunking_label(config) -> str:
@@ -66,9 +72,11 @@ def rewriting_label(con: duckdb.DuckDBPyConnection, config=None) -> str:
     return " ".join(labels + ([label] if label else []))
 
 
-def definitions_for(con: duckdb.DuckDBPyConnection, config) -> list[tuple[TableDef, Context]]:
+def definitions_for(con: duckdb.DuckDBPyConnection, config,
+                    not_run: dict[str, str] | None = None) -> list[tuple[TableDef, Context]]:
     """The tables of an experiment: a chunking config's two tables (and the rewriting ones when the warehouse
-    holds the rewriting marts), a rewriting config's eight."""
+    holds the rewriting marts), a rewriting config's eight; ``not_run`` (condition or contrast -> reason)
+    names the pre-registered contrasts Table 1 lacks."""
     from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.report.data import metric_names, primary_cells, primary_embedder_name
     from ragwh.experiment.report.rewriting import has_rewriting
@@ -78,7 +86,7 @@ def definitions_for(con: duckdb.DuckDBPyConnection, config) -> list[tuple[TableD
     if not isinstance(config, RewritingConfig):
         cells = primary_cells(config, primary_embedder_name(con, config))
         ctx = chunking_context(cells, metric_names(con, config.primary.metric) or [config.primary.metric],
-                               chunking_label(config))
+                               chunking_label(config), not_run)
         out += [(d, ctx) for d in chunking.definitions(ctx)]
         if not has_rewriting(con):
             return out
@@ -110,7 +118,7 @@ def export_tables(con: duckdb.DuckDBPyConnection, config, out: str | Path, forma
     out.mkdir(parents=True, exist_ok=True)
     result = Exported()
     latex_inputs = []
-    for definition, ctx in definitions_for(con, config):
+    for definition, ctx in definitions_for(con, config, not_run):
         reason = skipped_reason(con, definition)
         tables = [] if reason else build(con, definition, ctx)
         if not tables:

@@ -13,13 +13,15 @@ from ragwh.experiment.tables.spec import Cell, Col, Rendered, TableDef
 @dataclass(frozen=True)
 class Context:
     """What the definitions read besides the marts: the primary cells (corpus, embedder, reranker), the
-    primary metric, the metric order, the condition order and the label every caption carries."""
+    primary metric, the metric order, the condition order, the label every caption carries and notes that
+    one table's caption adds (Table 1: the pre-registered contrasts that did not run, and why)."""
 
     cells: tuple[tuple[str, str, str], ...] = ()
     primary_metric: str = "cov-nDCG@10"
     metrics: tuple[str, ...] = ()
     conditions: tuple[str, ...] = ()
     label: str = ""
+    notes: tuple[tuple[str, str], ...] = ()  # (table name, a sentence its caption adds before the label)
 
 
 def skipped_reason(con: duckdb.DuckDBPyConnection, definition: TableDef) -> str | None:
@@ -44,7 +46,8 @@ def build(con: duckdb.DuckDBPyConnection, definition: TableDef, ctx: Context) ->
         group = dict(zip(definition.group_by, key))
         headers, cells, raw, prefixes = _layout(definition, rows, ctx)
         _bold_best(definition, headers, cells)
-        out.append(Rendered(definition, group, headers, cells, raw, ctx.label, prefixes))
+        label = " ".join(filter(None, (dict(ctx.notes).get(definition.name, ""), ctx.label)))
+        out.append(Rendered(definition, group, headers, cells, raw, label, prefixes))
     return out
 
 

@@ -51,6 +51,18 @@ def test_chunking_tables_in_every_format(con, tmp_path):
     check_latex(tmp_path / "tables.tex")
 
 
+def test_table1_names_the_contrasts_that_did_not_run(con, tmp_path):
+    _fill_marts(con)
+    export_tables(con, load_config(None), tmp_path, formats=("latex", "markdown"),
+                  not_run={"C1": "A1 needs an LLM backend", "A1": "no LLM", "C9": "not pre-registered"})
+    table1 = (tmp_path / "chunking-table1.tex").read_text()
+    assert r"Not in this table: C1 (A3 $-$ A1): A1 needs an LLM backend. DEMO NUMBERS" in table1
+    assert "C9" not in table1 and "no LLM" not in table1  # only pre-registered contrasts, only in Table 1
+    assert "Not in this table" not in (tmp_path / "chunking-table2.tex").read_text()
+    export_tables(con, load_config(None), tmp_path / "all", formats=("latex",))  # every contrast ran: no note
+    assert "Not in this table" not in (tmp_path / "all" / "chunking-table1.tex").read_text()
+
+
 def test_csv_reads_back_as_the_marts_numbers(con, tmp_path):
     _fill_marts(con)
     export_tables(con, load_config(None), tmp_path, formats=["csv"])
