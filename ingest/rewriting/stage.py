@@ -52,7 +52,7 @@ from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import resolve
 from ingest.rewriting.tables import Output, rewrites_table, runs_table, text_runs_table
 from ingest.rewriting.textrun import CrossEncoderScorer, Search, run_searches
-from ingest.rewriting.texts import strategy_texts
+from ingest.rewriting.texts import strategy_texts, strategy_texts_by_seed
 from ingest.rewriting.variants import decide
 from ingest.rewriting.vectors import Embedder, text_key, text_vectors
 from warehouse.db import replace_where, transaction
@@ -86,9 +86,12 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     t0 = time.perf_counter()
     texts = {}
     for s in strategies:
-        shared = None if s.uses_llm else strategy_texts(s, queries, settings.seeds[0], settings, llm)
-        for seed in settings.seeds:
-            texts[(s.name, seed)] = shared if shared is not None else strategy_texts(s, queries, seed, settings, llm)
+        if s.uses_llm:  # every seed's requests in one call: a local backend fills its batches across seeds
+            texts.update({(s.name, seed): t for seed, t in strategy_texts_by_seed(s, queries, settings.seeds, settings,
+                                                                                  llm).items()})
+        else:
+            shared = strategy_texts(s, queries, settings.seeds[0], settings, llm)
+            texts.update({(s.name, seed): shared for seed in settings.seeds})
     seconds["llm"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -62,14 +62,29 @@ def usable_for(strategy: Strategy, settings: RewriteSettings):
 def strategy_texts(strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings,
                    llm: LLMCache | None) -> list[QueryTexts]:
     """Screened candidates (:func:`ingest.rewriting.variants.screen`) of every query for one strategy and seed."""
+    return strategy_texts_by_seed(strategy, queries, (seed,), settings, llm)[seed]
+
+
+def strategy_texts_by_seed(strategy: Strategy, queries: list[tuple[str, str]], seeds, settings: RewriteSettings,
+                           llm: LLMCache | None) -> dict[int, list[QueryTexts]]:
+    """:func:`strategy_texts` of every seed in ``seeds``, the LLM asked once for all of them: one
+    :meth:`LLMCache.generate` call holds every seed's requests, so a local backend fills its batches across
+    seeds (each request keeps its own sampling seed, so its answer is the one it gets alone)."""
     if not strategy.uses_llm:
-        return [QueryTexts(qid, [Candidate(0, text, "query", None, reason="original", kept=True)], Counter())
-                for qid, text in queries]
+        return {seed: [QueryTexts(qid, [Candidate(0, text, "query", None, reason="original", kept=True)], Counter())
+                       for qid, text in queries] for seed in seeds}
     if llm is None:
         raise ValueError(f"strategy {strategy.name} needs an LLM and none is configured (llm.backend: none)")
-    per_query = requests_for(strategy, queries, seed, settings)
-    flat = [r for rs in per_query for r in rs]
-    answers = iter(llm.generate(flat, label=f"{strategy.name} seed {seed}", usable=usable_for(strategy, settings)))
+    per_seed = {seed: requests_for(strategy, queries, seed, settings) for seed in seeds}
+    flat = [r for seed in seeds for rs in per_seed[seed] for r in rs]
+    label = f"{strategy.name} seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+    answers = iter(llm.generate(flat, label=label, usable=usable_for(strategy, settings)))
+    return {seed: _parse(strategy, queries, per_seed[seed], answers, settings, llm) for seed in seeds}
+
+
+def _parse(strategy: Strategy, queries: list[tuple[str, str]], per_query, answers, settings: RewriteSettings,
+           llm: LLMCache) -> list[QueryTexts]:
+    """Each query's texts from its answers (taken in order from the iterator ``answers``), screened."""
     out = []
     for (query_id, text), requests in zip(queries, per_query):
         counts: Counter = Counter()
