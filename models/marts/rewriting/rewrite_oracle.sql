@@ -1,5 +1,4 @@
 {{ config(tags=['rewriting']) }}
--- Means of metric values: exact_avg (macros/exact_avg.sql), order-free without a per-group sort.
 -- The oracle union: for every subset of the solo strategies (inside the cell's strategies), HIT@10 of
 -- "some member hits" (a perfect router among the members), against the best solo member. Over the
 -- complete groups (int_rewrite_groups), in the two scopes of rewrite_ensembles: 'pooled' (every seed,
@@ -35,8 +34,8 @@ group_hits as (
 ),
 
 member_means as (
-    select scope, corpus, embedder, reranker, bit, {{ exact_avg('seed_mean') }} as mean_hit
-    from (select scope, corpus, embedder, reranker, bit, seed, {{ exact_avg('hit') }} as seed_mean from hits group by all)
+    select scope, corpus, embedder, reranker, bit, avg(seed_mean order by seed_mean) as mean_hit
+    from (select scope, corpus, embedder, reranker, bit, seed, avg(hit order by hit) as seed_mean from hits group by all)
     group by all
 ),
 
@@ -69,13 +68,13 @@ per_group as (
 ),
 
 seed_means as (
-    select scope, corpus, embedder, reranker, subset_mask, seed, {{ exact_avg('oracle') }} as oracle, {{ exact_avg('best_member') }} as best_member
+    select scope, corpus, embedder, reranker, subset_mask, seed, avg(oracle order by oracle) as oracle, avg(best_member order by best_member) as best_member
     from per_group
     group by all
 ),
 
 query_deltas as (
-    select scope, corpus, embedder, reranker, subset_mask, query_id, {{ exact_avg('oracle - best_member') }} as delta
+    select scope, corpus, embedder, reranker, subset_mask, query_id, avg(oracle - best_member order by oracle - best_member) as delta
     from per_group
     group by all
 ),
@@ -89,7 +88,7 @@ boot as (
 
 means as (
     select scope, corpus, embedder, reranker, subset_mask, count(*) as n_seeds,
-        {{ exact_avg('oracle') }} as oracle_hit, {{ exact_avg('best_member') }} as best_member_hit
+        avg(oracle order by oracle) as oracle_hit, avg(best_member order by best_member) as best_member_hit
     from seed_means
     group by all
 )

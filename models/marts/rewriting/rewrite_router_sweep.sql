@@ -1,5 +1,4 @@
 {{ config(tags=['rewriting']) }}
--- Means of metric values: exact_avg (macros/exact_avg.sql), order-free without a per-group sort.
 -- The router's tau sweep: per cell x helper x tau (int_rewrite_router_taus) x metric. A query
 -- (at a seed) is expanded when the baseline's top-1 score < tau: it then gets the always-merge list
 -- (baseline ∪ helper by max score, top 10), otherwise the baseline's list.
@@ -22,16 +21,16 @@ with q as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, tau, metric, seed,
-        {{ exact_avg('router_value') }} as router_value, {{ exact_avg('baseline_value') }} as baseline_value, {{ exact_avg('merge_value') }} as merge_value,
-        {{ exact_avg('case when expanded then 1.0 else 0.0 end') }} as pct_expanded
+        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
+        avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as pct_expanded
     from q
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, tau, metric, count(*) as n_seeds,
-        {{ exact_avg('router_value') }} as router_value, {{ exact_avg('baseline_value') }} as baseline_value, {{ exact_avg('merge_value') }} as merge_value,
-        {{ exact_avg('pct_expanded') }} as pct_expanded
+        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
+        avg(pct_expanded order by pct_expanded) as pct_expanded
     from seed_means
     group by all
 ),
@@ -53,8 +52,8 @@ counts as (
 
 per_query as (
     select corpus, embedder, reranker, helper, tau, metric, query_key,
-        {{ exact_avg('router_value - baseline_value') }} as d_baseline,
-        {{ exact_avg('router_value - merge_value') }} as d_merge
+        avg(router_value - baseline_value order by router_value - baseline_value) as d_baseline,
+        avg(router_value - merge_value order by router_value - merge_value) as d_merge
     from q
     group by all
 ),
