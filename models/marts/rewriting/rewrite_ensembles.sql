@@ -6,7 +6,8 @@
 -- scopes over the complete groups:
 --   scope 'pooled' (seed NULL)  every seed: 3-seed means, queries paired with their mean over seeds
 --   scope 'seed'   (seed = var rewriting_ensemble_seed, 42)  that seed alone: the paper's post-hoc tables
--- Means over millions of small groups use exact_avg (macros/exact_avg.sql: order-free, within 1.1e-16).
+-- Means of metric values over millions of small groups use exact_avg (macros/exact_avg.sql: order-free,
+-- within ~2.2e-16); the means of those means stay ordered avgs.
 -- Per scope:
 --   mean_value = mean over seeds of the seed's mean over queries; sd_seeds its sample sd over seeds
 --   best_solo  = the solo strategy with the highest mean of the metric over the same groups (ties:
