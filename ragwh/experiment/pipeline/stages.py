@@ -159,7 +159,6 @@ class StagePipeline:
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
         return fp
 
-
     def _llm_parts(self) -> list[str]:
         return [self.config.llm.backend, repr(sorted(self.config.llm.settings.items()))]
 
