@@ -50,8 +50,7 @@ class RewritingPipeline(StagePipeline):
     """Runs one rewriting experiment against one warehouse file (see module docstring)."""
 
     def __init__(self, config: RewritingConfig, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)  # type: ignore[arg-type]
-        self.outcome = RunOutcome(config, self.warehouse, None)  # type: ignore[arg-type]
+        super().__init__(config, **kwargs)
         self.reports: dict[str, dict] = {}
 
     def _reranker_label(self) -> str:

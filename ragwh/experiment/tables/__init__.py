@@ -40,8 +40,8 @@ def chunking_context(cells, metrics, label: str = "", not_run: dict[str, str] | 
     from ragwh.experiment.config.chunking import known_contrasts
     from ragwh.experiment.report.data import condition_order
 
-    missing = [f"{c} ({' − '.join(arms)}): {(not_run or {})[c]}" for c, arms in known_contrasts().items()
-               if c in (not_run or {})]
+    not_run = not_run or {}
+    missing = [f"{c} ({' − '.join(arms)}): {not_run[c]}" for c, arms in known_contrasts().items() if c in not_run]
     notes = (("chunking-table1", "Not in this table: " + "; ".join(missing) + "."),) if missing else ()
     return Context(cells=tuple((c.corpus, c.embedder, c.reranker) for c in cells), metrics=tuple(metrics),
                    conditions=tuple(condition_order()), primary_metric=metrics[0] if metrics else "", label=label,
