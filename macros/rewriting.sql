@@ -5,3 +5,17 @@
 {% macro rewriting_bootstrap(values) -%}
 paired_bootstrap({{ values }}, {{ setting('rewriting_bootstrap_b') }}, {{ setting('rewriting_bootstrap_seed') }})
 {%- endmacro %}
+
+{#- rewrite_score_distribution's two scopes of one aggregation: per (cell, strategy, source `which`, seed)
+    ('seed') and pooled over seeds ('pooled', seed NULL), over `relation`'s rows that pass `where`. -#}
+{% macro score_scopes(relation, aggregates, where=none) -%}
+select
+        corpus, embedder, reranker, strategy, which,
+        case when grouping(seed) = 0 then 'seed' else 'pooled' end as scope,
+        seed,
+        {{ aggregates }}
+    from {{ relation }}
+    {% if where %}where {{ where }}
+    {% endif %}group by grouping sets (
+        (corpus, embedder, reranker, strategy, which, seed), (corpus, embedder, reranker, strategy, which))
+{%- endmacro %}

@@ -46,3 +46,26 @@ def test_list_length_is_each_rankings_length(db):
                              select corpus, embedder, reranker, strategy, seed, query_id, count(*) as n
                              from rewrite_runs group by all) r using (corpus, embedder, reranker, strategy, seed, query_id)
                          where m.list_length <> r.n""").fetchone()[0] == 0
+
+
+def test_score_distribution_counts_against_a_direct_query(db):
+    """Every cell, source and scope (the synthetic cells have variant rows): n_rankings is the number of
+    rankings with a document of that source, top1_median the median rank-1 score and score_mean the mean
+    (NaN scores left out), as a plain distinct count, median and sum over the rows compute them."""
+    want = db.execute("""
+        with docs as (
+            select corpus, embedder, reranker, strategy, seed, query_id, rank, score,
+                case when variant_idx = 0 then 'original' else 'variant' end as source
+            from rewrite_runs),
+        sourced as (select *, 'all' as which from docs union all select *, source from docs)
+        select corpus, embedder, reranker, strategy, which, seed, count(distinct (seed, query_id)),
+            median(score) filter (where rank = 1 and not isnan(score)),
+            sum(score) filter (where not isnan(score)) / count(score) filter (where not isnan(score))
+        from sourced group by grouping sets ((corpus, embedder, reranker, strategy, which, seed),
+                                             (corpus, embedder, reranker, strategy, which))
+        order by all""").fetchall()
+    got = db.execute("select corpus, embedder, reranker, strategy, source, seed, n_rankings, top1_median, score_mean "
+                     "from rewrite_score_distribution order by all").fetchall()
+    assert len(got) == len(want) and {r[4] for r in got} == {"all", "original", "variant"}
+    for g, w in zip(got, want):
+        assert g[:7] == w[:7] and g[7] == pytest.approx(w[7]) and g[8] == pytest.approx(w[8], rel=1e-12), (g[6:], w[6:])
