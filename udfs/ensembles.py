@@ -17,6 +17,7 @@ about 4 CPU-seconds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -50,8 +51,9 @@ def members_of(masks: np.ndarray, n_runs: int) -> np.ndarray:
 
 def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarray, cell_mask: np.ndarray,
                      masks: np.ndarray, rules: tuple[str, ...] = tuple(RULES), k: int = 10, rrf_k: int = 60,
-                     chunk_items: int = 4096) -> dict[str, np.ndarray]:
-    """Metrics of every (group, rule, subset) with the subset inside the group's ``cell_mask``.
+                     chunk_items: int = 4096, workers: int = 1) -> dict[str, np.ndarray]:
+    """Metrics of every (group, rule, subset) with the subset inside the group's ``cell_mask``, computed
+    in (rule, chunk of groups) pieces by ``workers`` threads.
 
     Returns flat arrays ``group``, ``rule`` (index into ``rules``), ``mask`` and one per metric
     (:data:`METRIC_COLUMNS`), ordered by rule, then group, then subset."""
@@ -65,26 +67,28 @@ def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarr
     if unknown:
         raise ValueError(f"unknown fusion rule(s) {unknown}; known: {sorted(RULES)}")
     inputs = {"scores": stack.scores, "ranks": stack.ranks, "normalized": min_max_norm(stack.scores, stack.offsets)}
-    bounds = _chunks(stack.offsets, chunk_items)
-    out: dict[str, list[np.ndarray]] = {c: [] for c in ("group", "rule", "mask", *METRIC_COLUMNS)}
-    for ri, rule in enumerate(rules):
-        what, fn = RULES[rule]
-        for g0, g1 in bounds:
-            a, b = stack.offsets[g0], stack.offsets[g1]
-            offsets = stack.offsets[g0:g1 + 1] - a
-            values = inputs[what][a:b]
-            fused = fn(values, members, rrf_k) if rule == "rrf" else fn(values, members)
-            targets = np.flatnonzero(relevant[a:b])
-            ranks = ranks_of(fused, offsets, targets)
-            row = np.searchsorted(offsets, targets, side="right") - 1
-            scores = metrics_from_ranks(ranks, row, n_relevant[g0:g1], k)
-            allowed = (masks[None, :] & ~cell_mask[g0:g1, None]) == 0           # (Gc, M)
-            gi, mi = np.nonzero(allowed)
-            out["group"].append(gi + g0)
-            out["rule"].append(np.full(len(gi), ri, dtype=np.int64))
-            out["mask"].append(masks[mi])
-            for col, name in zip(METRIC_COLUMNS, (f"HIT@{k}", f"R@{k}", f"nDCG@{k}", f"MRR@{k}")):
-                out[col].append(scores[name][gi, mi])
+    allowed_masks = masks[None, :]
+    metric_names = (f"HIT@{k}", f"R@{k}", f"nDCG@{k}", f"MRR@{k}")
+
+    def piece(ri: int, g0: int, g1: int) -> tuple[np.ndarray, ...]:
+        what, fn = RULES[rules[ri]]
+        a, b = stack.offsets[g0], stack.offsets[g1]
+        offsets = stack.offsets[g0:g1 + 1] - a
+        values = inputs[what][a:b]
+        fused = fn(values, members, rrf_k) if rules[ri] == "rrf" else fn(values, members)
+        targets = np.flatnonzero(relevant[a:b])
+        ranks = ranks_of(fused, offsets, targets)
+        row = np.searchsorted(offsets, targets, side="right") - 1
+        scores = metrics_from_ranks(ranks, row, n_relevant[g0:g1], k)
+        gi, mi = np.nonzero((allowed_masks & ~cell_mask[g0:g1, None]) == 0)   # (Gc, M) allowed subsets
+        return (gi + g0, np.full(len(gi), ri, dtype=np.int64), masks[mi], *(scores[name][gi, mi] for name in metric_names))
+
+    tasks = [(ri, g0, g1) for ri in range(len(rules)) for g0, g1 in _chunks(stack.offsets, chunk_items)]
+    # the pieces are independent (NumPy releases the GIL in their array work) and are joined in task
+    # order: the same arrays, bit for bit, with any number of workers
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pieces = list(pool.map(lambda t: piece(*t), tasks))
+    out = {c: [p[i] for p in pieces] for i, c in enumerate(("group", "rule", "mask", *METRIC_COLUMNS))}
     return {c: np.concatenate(v) if v else np.zeros(0) for c, v in out.items()}
 
 
@@ -106,7 +110,7 @@ def _stack_from(runs: pa.Table, n_groups: int, n_runs: int) -> RunStack:
 
 
 def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: int, k: int = 10,
-                   rrf_k: int = 60) -> pa.Table:
+                   rrf_k: int = 60, workers: int = 1) -> pa.Table:
     """The dbt model's table: ``runs`` (group_id, doc_id, bit, rank, score, relevant) sorted by
     (group_id, doc_id, bit); ``groups`` (group_id = 0..G-1 in order, n_relevant, cell_mask) ->
     (group_id, rule, subset_mask, hit, recall, ndcg, mrr)."""
@@ -116,7 +120,7 @@ def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: 
     stack = _stack_from(runs, n_groups, n_runs)
     relevant = runs.column("relevant").to_numpy(zero_copy_only=False)[stack.first_row].astype(bool)
     res = ensemble_metrics(stack, relevant, groups.column("n_relevant").to_numpy(), groups.column("cell_mask").to_numpy(),
-                           masks, k=k, rrf_k=rrf_k)
+                           masks, k=k, rrf_k=rrf_k, workers=workers)
     rules = pa.array(list(RULES))
     return pa.table({
         "group_id": pa.array(res["group"].astype(np.int32)),

@@ -46,6 +46,21 @@ def test_every_group_rule_and_subset_is_scored(case):
     assert len(got) == len(RULES) * len(rr.queries) * len(masks)
 
 
+def test_workers_give_the_same_arrays_in_the_same_order(case):
+    rr, _, masks = case
+    relevant = np.array([rr.stack.item_key[i] in rr.qrels[rr.queries[g]]
+                         for i, g in enumerate(rr.stack.group_of_item)])
+    n_rel = np.array([len(rr.qrels[q]) for q in rr.queries])
+    cell = np.array([15, 7, 3] * (len(rr.queries) // 3))
+    one = ensemble_metrics(rr.stack, relevant, n_rel, cell, masks, chunk_items=97, workers=1)
+    for workers in (2, 5):
+        many = ensemble_metrics(rr.stack, relevant, n_rel, cell, masks, chunk_items=97, workers=workers)
+        assert one.keys() == many.keys()
+        for c in one:
+            assert one[c].dtype == many[c].dtype and np.array_equal(one[c], many[c]), (workers, c)
+    assert len(one["group"]) > 20 * len(RULES)  # several chunks per rule: the order is the tasks' order
+
+
 @pytest.mark.parametrize("rule", list(RULES))
 def test_equals_brute_force_sort_with_doc_id_ties(case, rule):
     rr, got, masks = case

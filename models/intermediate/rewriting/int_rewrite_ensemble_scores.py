@@ -1,6 +1,10 @@
 """Every subset of the solo strategies x every fusion rule (max, rrf, combsum, combmnz), scored per
 complete group (cell x seed x query) with HIT@10, R@10, nDCG@10 and MRR@10: the kernel of
-udfs/ensembles.py over int_rewrite_fusion_input, emitting metrics only (no fused list is stored)."""
+udfs/ensembles.py over int_rewrite_fusion_input, emitting metrics only (no fused list is stored). The
+kernel's (rule, chunk) pieces run on one thread per core the process may use (at most 4): the table is the
+same bit for bit with any number."""
+import os
+
 import numpy as np
 
 from udfs.ensembles import ensemble_table
@@ -17,7 +21,8 @@ def model(dbt, session):
     masks = np.array([m for (m,) in subsets.order("subset_mask").project("subset_mask").fetchall()], dtype=np.int64)
     return ensemble_table(runs.order("group_id, doc_id, bit").to_arrow_table(),
                           groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
-                          masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k)
+                          masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k,
+                          workers=min(4, len(os.sched_getaffinity(0))))
 
 
 def rrf_constant(passed, default, session) -> int:
