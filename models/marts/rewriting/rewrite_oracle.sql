@@ -8,6 +8,8 @@
 --                 bit, the baseline first); best_member_hit its mean
 --   delta       = mean over queries of the query's mean over seeds of (oracle - best member), with the
 --                 paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, B and seed the study's vars)
+-- The means over a group's 0/1 values (and their -1/0/1 differences) use exact_avg: their sum is an integer,
+-- so it is the same double as avg(x order by x) (one rounding, in the division), without a per-group sort.
 with scopes as (
     -- scope 0: every complete group; scope 1: those of the ensemble seed again
     select g.*, 0 as scope from {{ ref('int_rewrite_groups') }} as g where g.complete
@@ -68,13 +70,14 @@ per_group as (
 ),
 
 seed_means as (
-    select scope, corpus, embedder, reranker, subset_mask, seed, avg(oracle order by oracle) as oracle, avg(best_member order by best_member) as best_member
+    select scope, corpus, embedder, reranker, subset_mask, seed,
+        {{ exact_avg('oracle') }} as oracle, {{ exact_avg('best_member') }} as best_member
     from per_group
     group by all
 ),
 
 query_deltas as (
-    select scope, corpus, embedder, reranker, subset_mask, query_id, avg(oracle - best_member order by oracle - best_member) as delta
+    select scope, corpus, embedder, reranker, subset_mask, query_id, {{ exact_avg('oracle - best_member') }} as delta
     from per_group
     group by all
 ),

@@ -10,7 +10,7 @@
 -- every rank); NaN scores are counted in n_nan and left out. The mean is exact_avg (order-free, within
 -- ~2.2e-16 of the exact mean); rankings are counted from one row per ranking, the top-1 median from the
 -- rank-1 rows alone (no distinct count, no sort over every row but the quantiles').
-with docs as (
+with docs as not materialized (  -- inlined into each use (cheaper than materializing 2.6M rows)
     select corpus, embedder, reranker, strategy, seed, query_id, rank, score,
         case when variant_idx = 0 then 'original' else 'variant' end as source
     from {{ ref('stg_rewrite_runs') }}
