@@ -5,11 +5,16 @@ A chunk's text is exactly what is embedded and what the cross-encoder reads: its
 ``documents.text[char_start:char_end].strip()``; its key is ``sha256(text)``. Chunks are ordered by
 ``doc_id`` then ``chunk_idx`` (as numbers), which is also the order ties break in (dense top-k ties go
 to the earlier position). Documents are numbered in that order (``doc_codes``).
+
+Only a cross-encoder reads chunk texts after they are embedded: without a reranker the index keeps no text
+(``ChunkIndex.texts`` is None), its keys are hashed block by block of documents, and only the texts whose
+vectors are not stored yet are held, to embed them. At 1.2M chunks that is ~2.3 KiB less per chunk.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -18,7 +23,7 @@ import numpy as np
 from ingest.retrieval.embed import arrow_query, stored_dimension
 from ingest.retrieval.memory import check_memory, index_memory
 from ingest.rewriting.ann import AnnParams, graph_folder
-from ingest.rewriting.vectors import Embedder, text_vectors
+from ingest.rewriting.vectors import Embedder, fetch_vectors, stored_keys, text_key, text_vectors
 
 
 DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
@@ -38,7 +43,7 @@ class ChunkIndex:
     doc_ids: np.ndarray  # object (str), per chunk
     doc_codes: np.ndarray  # int64, per chunk: position of its document in ``documents``
     documents: np.ndarray  # object (str), the distinct doc_ids in order
-    texts: list[str]
+    texts: list[str] | None  # None: not kept (no reranker reads them)
     vectors: np.ndarray  # float32 (n, d), L2-normalized
     graph_folder: Path | None = None  # where its HNSW graphs are persisted (None: built in memory)
     _digest: str | None = None
@@ -59,6 +64,14 @@ def chunk_texts(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str) -> t
     Each document's text is read once (in blocks of :data:`DOC_BLOCK` documents) and sliced for all of
     its chunks, so no chunk row carries a copy of its document's text: memory is the chunk texts plus
     one block of documents."""
+    chunk_ids, doc_ids, blocks = chunk_text_blocks(con, corpus, chunkset)
+    return chunk_ids, doc_ids, [t for block in blocks for t in block]
+
+
+def chunk_text_blocks(con: duckdb.DuckDBPyConnection, corpus: str,
+                      chunkset: str) -> tuple[list[str], list[str], Iterator[list[str]]]:
+    """``(chunk_ids, doc_ids, blocks)``: :func:`chunk_texts` with the texts as an iterator of lists, one per
+    block of :data:`DOC_BLOCK` documents, in index order (memory: one block of documents and its texts)."""
     table = arrow_query(con, """
         SELECT c.chunk_id, c.doc_id, c.char_start, c.char_end, coalesce(p.prefix, '') AS prefix
         FROM chunks c JOIN documents d USING (doc_id)
@@ -69,50 +82,72 @@ def chunk_texts(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str) -> t
     starts, ends = table.column("char_start").to_pylist(), table.column("char_end").to_pylist()
     prefixes = table.column("prefix").to_pylist()
     del table
-    texts: list[str] = []
-    docs = list(dict.fromkeys(doc_ids))  # in index order (doc_id order)
-    for lo in range(0, len(docs), DOC_BLOCK):
-        block = docs[lo:lo + DOC_BLOCK]
-        rows = arrow_query(con, "SELECT doc_id, text FROM documents WHERE doc_id BETWEEN $lo AND $hi AND corpus = $corpus "
-                                "ORDER BY doc_id", {"lo": block[0], "hi": block[-1], "corpus": corpus})
-        text_of = dict(zip(rows.column("doc_id").to_pylist(), rows.column("text").to_pylist()))
-        for i in range(len(texts), len(doc_ids)):
-            text = text_of.get(doc_ids[i])
-            if text is None:
-                break
-            texts.append(prefixes[i] + text[starts[i]:ends[i]].strip())
-    return chunk_ids, doc_ids, texts
+
+    def blocks() -> Iterator[list[str]]:
+        docs = list(dict.fromkeys(doc_ids))  # in index order (doc_id order)
+        i = 0
+        for lo in range(0, len(docs), DOC_BLOCK):
+            block = docs[lo:lo + DOC_BLOCK]
+            rows = arrow_query(con, "SELECT doc_id, text FROM documents WHERE doc_id BETWEEN $lo AND $hi "
+                                    "AND corpus = $corpus ORDER BY doc_id",
+                               {"lo": block[0], "hi": block[-1], "corpus": corpus})
+            text_of = dict(zip(rows.column("doc_id").to_pylist(), rows.column("text").to_pylist()))
+            texts: list[str] = []
+            while i < len(doc_ids) and (text := text_of.get(doc_ids[i])) is not None:
+                texts.append(prefixes[i] + text[starts[i]:ends[i]].strip())
+                i += 1
+            yield texts
+        if i != len(doc_ids):
+            raise RewriteError(f"chunk {chunk_ids[i]!r}: its document {doc_ids[i]!r} has no text in corpus {corpus!r}; "
+                               "rerun the sentence chunking stage after loading the corpus")
+
+    return chunk_ids, doc_ids, blocks()
 
 
 def check_index_memory(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: str,
-                       ann: AnnParams | None = None) -> int:
+                       ann: AnnParams | None = None, keep_texts: bool = True) -> int:
     """Refuse (:class:`ingest.retrieval.memory.MemoryEstimateError`, before anything is read) an index whose
-    matrix, chunk texts and HNSW graphs (``ann``; :data:`GRAPHS_ALIVE` at once) would not fit in the available
-    memory (:func:`ingest.retrieval.memory.index_memory`). Returns the estimate in bytes."""
+    matrix, chunk texts (their 64-character keys when ``keep_texts`` is false) and HNSW graphs (``ann``;
+    :data:`GRAPHS_ALIVE` at once) would not fit in the available memory
+    (:func:`ingest.retrieval.memory.index_memory`). Returns the estimate in bytes."""
     n, chars = con.execute("""
         SELECT count(*), coalesce(sum(c.char_end - c.char_start + coalesce(strlen(p.prefix), 0)), 0)
         FROM chunks c JOIN documents d USING (doc_id)
         LEFT JOIN chunk_prefixes p ON p.chunk_id = c.chunk_id AND p.prefix_kind = 'title' AND p.depth = 0
         WHERE c.chunkset = ? AND d.corpus = ?""", [chunkset, corpus]).fetchall()[0]
     dim = stored_dimension(con, embedder) or MIN_DIM
-    need = index_memory(int(n), dim, int(chars), ann.m if ann is not None else None, GRAPHS_ALIVE)
+    need = index_memory(int(n), dim, int(chars) if keep_texts else 64 * int(n), ann.m if ann is not None else None,
+                        GRAPHS_ALIVE)
     check_memory(need, f"the dense index of {corpus!r} ({int(n):,} chunks x {dim} dimensions, float32 matrix, chunk "
-                       f"texts{' and %d HNSW graphs at M %d' % (GRAPHS_ALIVE, ann.m) if ann is not None else ''})",
+                       f"{'texts' if keep_texts else 'keys'}"
+                       f"{' and %d HNSW graphs at M %d' % (GRAPHS_ALIVE, ann.m) if ann is not None else ''})",
                  "run the study on fewer documents (a corpus sample)")
     return need
 
 
 def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: Embedder,
-               show_progress: bool = True, ann: AnnParams | None = None) -> ChunkIndex:
+               show_progress: bool = True, ann: AnnParams | None = None, keep_texts: bool = True) -> ChunkIndex:
     """The corpus's index, embedding chunk texts not yet stored for the embedder; refused first when it would
-    not fit in memory (:func:`check_index_memory`, with the graphs of ``ann`` when given)."""
-    check_index_memory(con, corpus, chunkset, embedder.spec.name, ann)
-    chunk_ids, doc_ids, texts = chunk_texts(con, corpus, chunkset)
+    not fit in memory (:func:`check_index_memory`, with the graphs of ``ann`` when given). ``keep_texts``
+    false (nothing reads them after embedding: no reranker): the index holds no text (module doc)."""
+    check_index_memory(con, corpus, chunkset, embedder.spec.name, ann, keep_texts)
+    chunk_ids, doc_ids, blocks = chunk_text_blocks(con, corpus, chunkset)
     if not chunk_ids:
         raise RewriteError(f"corpus {corpus!r} has no {chunkset!r} chunks: run the sentence chunking stage "
                           "(`ragwh run` with a rewriting config does) after loading the corpus")
-    vectors, _ = text_vectors(con, embedder, texts, [False] * len(texts), label=f"embedding {corpus} chunks",
-                              show_progress=show_progress)
+    label = f"embedding {corpus} chunks"
+    if keep_texts:
+        texts: list[str] | None = [t for block in blocks for t in block]
+        vectors, _ = text_vectors(con, embedder, texts, [False] * len(texts), label=label, show_progress=show_progress)
+    else:
+        texts = None
+        keys = [text_key(t, False) for block in blocks for t in block]
+        missing = set(keys) - stored_keys(con, embedder.spec.name, keys)
+        if missing:  # a second pass holds only the texts to embed (each once)
+            todo = {k: t for block in chunk_text_blocks(con, corpus, chunkset)[2] for t in block
+                    if (k := text_key(t, False)) in missing}
+            text_vectors(con, embedder, list(todo.values()), [False] * len(todo), label=label, show_progress=show_progress)
+        vectors = fetch_vectors(con, embedder.spec.name, keys)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
     # fetchall, not fetchone: a partly fetched result would block the connection's next statement
     warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()

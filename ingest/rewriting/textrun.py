@@ -116,6 +116,9 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
 
     t0 = time.perf_counter()
     if scorer is not None:
+        if index.texts is None:
+            raise ValueError("the index was loaded without its chunk texts (load_index keep_texts=False): "
+                             "a cross-encoder needs them")
         pair_index: dict[tuple[str, int], int] = {}
         for i in reps:
             for p in dense[i][0].tolist():

@@ -49,7 +49,7 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
     """``(vectors (n, d) float32, keys)`` for ``texts``; missing keys are encoded and stored first."""
     keys = [text_key(t, q) for t, q in zip(texts, is_query)]
     unique = dict(zip(keys, zip(texts, is_query)))
-    stored = _stored_keys(con, embedder.spec.name, list(unique))
+    stored = stored_keys(con, embedder.spec.name, list(unique))
     todo = sorted((k for k in unique if k not in stored), key=lambda k: (-len(unique[k][0]), k))
     if todo:
         model = embedder.model
@@ -70,7 +70,8 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
     return fetch_vectors(con, embedder.spec.name, keys), keys
 
 
-def _stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
+def stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
+    """The ``keys`` that have a stored vector of ``embedder``."""
     if not keys:
         return set()
     import pyarrow as pa

@@ -41,3 +41,29 @@ def test_fetch_vectors_in_blocks_keeps_the_order(tmp_path):
     keys = ["k3", "k0", "k4", "k3", "k1"]
     for block in (1, 2, 50_000):
         np.testing.assert_array_equal(fetch_vectors(con, "e", keys, block=block), vectors[[3, 0, 4, 3, 1]])
+
+
+def test_an_index_without_texts_has_the_same_vectors_and_embeds_only_what_is_missing(monkeypatch, tmp_path):
+    from ingest.retrieval.embedders import resolve_embedder
+    from ingest.rewriting.index import load_index
+    from ingest.rewriting.vectors import Embedder, text_key
+    from tests.ingest.retrieval.fixtures import build_tiny_sentence_transformer
+
+    con = _warehouse(tmp_path)
+    spec = resolve_embedder(str(build_tiny_sentence_transformer(tmp_path / "st")))
+    texts = ["One two.", "Three", "Beta Four five six.", "Seven."]
+    full = Embedder(spec, load=lambda: spec.load("cpu"))
+    store = load_index(con, "c", "s", full, show_progress=False)  # embeds and stores all four
+    assert store.texts == texts and full.encoded == 4
+    con.execute("DELETE FROM embeddings WHERE text_hash = ?", [text_key("Three", False)])
+    monkeypatch.setattr(index_module, "DOC_BLOCK", 1)
+    lean = Embedder(spec, load=lambda: spec.load("cpu"))
+    got = load_index(con, "c", "s", lean, show_progress=False, keep_texts=False)
+    assert got.texts is None and lean.encoded == 1  # only the deleted one is embedded again
+    assert got.chunk_ids.tolist() == store.chunk_ids.tolist() and got.doc_codes.tolist() == store.doc_codes.tolist()
+    np.testing.assert_allclose(got.vectors, store.vectors, atol=1e-6)
+    again = Embedder(spec, load=lambda: spec.load("cpu"))
+    np.testing.assert_array_equal(load_index(con, "c", "s", again, show_progress=False, keep_texts=False).vectors,
+                                  got.vectors)
+    assert again.encoded == 0
+
