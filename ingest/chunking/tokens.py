@@ -30,9 +30,14 @@ def tokenizer_name(tokenizer: str | None = None) -> str:
     return resolve_embedder(tokenizer).model_name
 
 
-@functools.lru_cache(maxsize=8)
 def load_tokenizer(tokenizer: str | None = None):
-    """The Hugging Face fast tokenizer of the embedder ``tokenizer`` (cached per name)."""
+    """The Hugging Face fast tokenizer of the embedder ``tokenizer`` (cached per name: ``load_tokenizer()``
+    and ``load_tokenizer(None)`` are the same object)."""
+    return _load_tokenizer(tokenizer)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_tokenizer(tokenizer: str | None):
     from transformers import AutoTokenizer
 
     spec = resolve_embedder(tokenizer)
@@ -51,7 +56,10 @@ def _counter(tokenizer: str | None = None):
     tokenizer's backend may be set to truncate by whoever encodes with it)."""
     from tokenizers import Tokenizer
 
-    backend = Tokenizer.from_str(load_tokenizer(tokenizer).backend_tokenizer.to_str())
+    hf = load_tokenizer(tokenizer)
+    backend = Tokenizer.from_str(hf.backend_tokenizer.to_str())
+    # as the HF call sets it per call (not serialized by to_str()): a literal "[SEP]" is one token or word pieces
+    backend.encode_special_tokens = bool(getattr(hf, "split_special_tokens", False))
     backend.no_truncation()
     backend.no_padding()
     return backend

@@ -63,3 +63,19 @@ def test_a_truncating_user_of_the_shared_tokenizer_changes_no_count():
 def test_a_text_that_is_not_a_string_is_named():
     with pytest.raises(TypeError, match="text 1 is NoneType, not str"):
         count_tokens(["fine", None])
+
+
+def test_a_literal_special_token_counts_as_the_hugging_face_call_counts_it():
+    # "[SEP]" written in a text is one token for the tokenizer as loaded; the private copy must agree
+    # (the flag is not part of the backend's serialized form)
+    texts = ["before [SEP] after [CLS] x [MASK]"]
+    tok = load_tokenizer()
+    assert count_tokens(texts).tolist() == [len(tok(texts[0], add_special_tokens=False)["input_ids"])] == [6]
+    tokens._counter.cache_clear()
+    tok.split_special_tokens = True  # "[SEP]" as word pieces
+    try:
+        split = count_tokens(texts)[0]
+        assert split == len(tok(texts[0], add_special_tokens=False)["input_ids"]) > 6
+    finally:
+        tok.split_special_tokens = False
+        tokens._counter.cache_clear()
