@@ -6,7 +6,8 @@ strategies; bit s of a subset mask = run s) and the M subset masks, every rule o
 gives an (N, M) matrix of fused scores (:mod:`udfs.fusion`); the rank of each relevant document
 inside each fused list (:func:`udfs.fusion.ranking.ranks_of`, ties by doc_id) gives HIT@k, R@k,
 nDCG@k and MRR@k (:mod:`udfs.metrics.relevant_ranks`). Groups are processed in chunks of about
-``chunk_items`` documents, so memory is O(chunk · M) whatever the number of groups. A group only gets
+``chunk_items`` documents, so memory is O(chunk · M) whatever the number of groups (times ``workers``:
+each thread holds one (rule, chunk) piece at a time). A group only gets
 rows for the subsets inside its ``cell_mask`` (the strategies its cell has runs for).
 
 Cost per rule: O(N · M) to fuse (each subset extends a smaller one by one run: udfs/fusion/subsets.py)

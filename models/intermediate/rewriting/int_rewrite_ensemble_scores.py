@@ -22,7 +22,13 @@ def model(dbt, session):
     return ensemble_table(runs.order("group_id, doc_id, bit").to_arrow_table(),
                           groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
                           masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k,
-                          workers=min(4, len(os.sched_getaffinity(0))))
+                          workers=min(4, usable_cores()))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (all of them where the platform cannot say)."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
+    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 def rrf_constant(passed, default, session) -> int:
