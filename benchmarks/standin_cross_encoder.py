@@ -25,15 +25,19 @@ reranker code path only.
 
 
 def build(out: Path, seed: int = 0) -> Path:
-    """Save the stand-in (weights, tokenizer, this note) to ``out``; the same seed gives the same weights."""
+    """Save the stand-in (weights, tokenizer, this note) to ``out``; the same seed gives the same weights.
+    ``out``'s name must say "standin": the warehouse labels the reranker's rows by the directory."""
+    if "standin" not in out.name:
+        raise ValueError(f"{out}: keep 'standin' in the directory name (the warehouse labels rows by it)")
     import torch
     from transformers import AutoTokenizer, BertForSequenceClassification
 
     from ingest.retrieval.embedders import resolve_embedder
 
     body = resolve_embedder("all-MiniLM-L6-v2").load_path
-    torch.manual_seed(seed)
-    model = BertForSequenceClassification.from_pretrained(body, num_labels=1)
+    with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
+        torch.manual_seed(seed)
+        model = BertForSequenceClassification.from_pretrained(body, num_labels=1)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     AutoTokenizer.from_pretrained(body).save_pretrained(out)
@@ -46,9 +50,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="a new directory; keep 'standin' in its name")
     ap.add_argument("--seed", type=int, default=0, help="seed of the untrained classification head")
     args = ap.parse_args()
-    if "standin" not in args.out.name:
-        ap.error(f"--out {args.out}: keep 'standin' in the directory name (the warehouse labels rows by it)")
-    print(build(args.out, args.seed))
+    try:
+        print(build(args.out, args.seed))
+    except ValueError as err:
+        ap.error(f"--out {err}")
 
 
 if __name__ == "__main__":

@@ -35,3 +35,6 @@ def test_the_directory_name_must_say_standin(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         standin_cross_encoder.main()
     assert "keep 'standin' in the directory name" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="keep 'standin'"):
+        standin_cross_encoder.build(tmp_path / "reranker")
+    assert not (tmp_path / "reranker").exists() and not (tmp_path / "my-reranker").exists()
