@@ -19,12 +19,27 @@ with q as (
         on t.corpus = r.corpus and t.embedder = r.embedder and t.reranker = r.reranker
 ),
 
-seed_means as (
-    select corpus, embedder, reranker, helper, tau, metric, seed,
-        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
-        avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as pct_expanded
-    from q
+fixed_seed_means as (
+    -- the baseline's and always-merge's seed means do not depend on tau: once per helper, not per tau
+    select corpus, embedder, reranker, helper, metric, seed,
+        avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value
+    from {{ ref('int_rewrite_router_queries') }}
     group by all
+),
+
+seed_means as (
+    -- the share expanded: a plain avg of 0/1 sums exactly in any order
+    select s.*, f.baseline_value, f.merge_value
+    from (
+        select corpus, embedder, reranker, helper, tau, metric, seed,
+            avg(router_value order by router_value) as router_value,
+            avg(case when expanded then 1.0 else 0.0 end) as pct_expanded
+        from q
+        group by all
+    ) as s
+    inner join fixed_seed_means as f
+        on f.corpus = s.corpus and f.embedder = s.embedder and f.reranker = s.reranker
+        and f.helper = s.helper and f.metric = s.metric and f.seed = s.seed
 ),
 
 means as (
