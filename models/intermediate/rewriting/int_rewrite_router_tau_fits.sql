@@ -1,7 +1,7 @@
-{{ config(tags=['rewriting'], pre_hook="SET threads = 1", post_hook="RESET threads") }}
+{{ config(tags=['rewriting']) }}
 -- The router's tau by the paper's rule, tau = (mean top-1 score of the (query, seed) pairs the baseline
 -- hits + mean of those it misses) / 2 (HIT@10), fitted three ways per cell (one row per cell x rule x
--- source x fold; the means run on one thread in sorted order, so a rebuild gives identical taus):
+-- source x fold; the means run on one DuckDB thread (profiles.yml) in sorted order, so a rebuild gives identical taus):
 --   same_dataset  fitted on the cell's own queries (in-sample: the paper's); fold NULL
 --   transfer      fitted on another corpus (source) with the same embedder and reranker; fold NULL
 --   cross_fit     per fold of K = var router_folds (md5_number(query_id) % K): fitted on the OTHER folds,
