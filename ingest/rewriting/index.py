@@ -141,11 +141,14 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
         vectors, _ = text_vectors(con, embedder, texts, [False] * len(texts), label=label, show_progress=show_progress)
     else:
         texts = None
-        keys = [text_key(t, False) for block in blocks for t in block]
-        missing = set(keys) - stored_keys(con, embedder.spec.name, keys)
-        if missing:  # a second pass holds only the texts to embed (each once)
-            todo = {k: t for block in chunk_text_blocks(con, corpus, chunkset)[2] for t in block
-                    if (k := text_key(t, False)) in missing}
+        keys: list[str] = []
+        todo: dict[str, str] = {}  # only the texts whose vectors are not stored yet (each once)
+        for block in blocks:
+            block_keys = [text_key(t, False) for t in block]
+            stored = stored_keys(con, embedder.spec.name, block_keys)
+            todo.update((k, t) for k, t in zip(block_keys, block) if k not in stored)
+            keys += block_keys
+        if todo:
             text_vectors(con, embedder, list(todo.values()), [False] * len(todo), label=label, show_progress=show_progress)
         vectors = fetch_vectors(con, embedder.spec.name, keys)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
