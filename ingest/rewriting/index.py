@@ -24,6 +24,7 @@ from ingest.retrieval.embed import arrow_query, stored_dimension
 from ingest.retrieval.memory import check_memory, index_memory
 from ingest.rewriting.ann import AnnParams, graph_folder
 from ingest.rewriting.vectors import Embedder, fetch_vectors, stored_keys, text_key, text_vectors
+from warehouse.db import release_cached_memory
 
 
 DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
@@ -152,7 +153,9 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
             text_vectors(con, embedder, list(todo.values()), [False] * len(todo), label=label, show_progress=show_progress)
         vectors = fetch_vectors(con, embedder.spec.name, keys)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
+    del doc_ids  # one string per chunk; the index's doc_ids point into ``documents`` instead
+    release_cached_memory(con)  # what DuckDB cached while reading, before the graphs are built
     # fetchall, not fetchone: a partly fetched result would block the connection's next statement
     warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
-    return ChunkIndex(np.array(chunk_ids, dtype=object), np.array(doc_ids, dtype=object), codes.astype(np.int64),
+    return ChunkIndex(np.array(chunk_ids, dtype=object), documents[codes], codes.astype(np.int64),
                       documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset))

@@ -88,27 +88,72 @@ def stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
 def fetch_vectors(con, embedder: str, keys: list[str], block: int = FETCH_BLOCK) -> np.ndarray:
     """The stored vectors of ``keys`` as a float32 matrix, row ``i`` for ``keys[i]`` (keys must be stored).
 
-    Streamed in blocks of ``block`` keys into one preallocated matrix: memory is the matrix plus one
-    block, never a Python list of every vector."""
-    import pyarrow as pa
-
+    Up to ``block`` keys: one join of the keys with ``embeddings``. More (a corpus's chunks): one streamed
+    scan of the embedder's rows (:func:`_scan_vectors`), each row placed at its keys' positions, so
+    memory is the matrix plus one Arrow batch and the keys sorted once (64 B each), with no join hash table
+    over the vectors. A key stored twice for one embedder (never written so: the writers skip stored
+    keys) takes any one of its rows under the join, the first in storage order under the scan."""
     if not keys:
         return np.zeros((0, 0), dtype=np.float32)
+    if len(keys) > block:
+        return _scan_vectors(con, embedder, keys)
+    import pyarrow as pa
+
+    con.register("_wanted_keys", pa.table({"text_hash": keys, "pos": np.arange(len(keys))}))
+    try:
+        table = arrow_query(con, "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
+                                 "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
+                                 "GROUP BY w.pos ORDER BY w.pos", {"e": embedder})
+    finally:
+        con.unregister("_wanted_keys")
+    column = table.column("vector").combine_chunks()
+    if column.null_count:
+        raise ValueError(f"{column.null_count} texts have no {embedder!r} vector")
+    dim = column.value_lengths()[0].as_py()
+    return column.flatten().to_numpy(zero_copy_only=False).reshape(len(keys), dim).astype(np.float32, copy=False)
+
+
+SCAN_ROWS = 16_384  # rows per Arrow batch of the streamed scan
+
+
+def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
+    """:func:`fetch_vectors` for many keys: ``SELECT text_hash, vector FROM embeddings WHERE embedder = ?``
+    read in Arrow batches of :data:`SCAN_ROWS`; each batch's hashes are looked up in the keys sorted once
+    (``numpy.searchsorted`` over fixed-width bytes) and its vectors copied to every position of their key
+    (a text shared by two chunks fills both rows)."""
+    import warnings
+
+    # one byte wider than the longest key: a longer stored hash cut to this width never equals a key
+    width = max(len(k.encode("utf-8")) for k in keys) + 1
+    wanted = np.array([k.encode("utf-8") for k in keys], dtype=f"S{width}")
+    order = np.argsort(wanted, kind="stable")
+    wanted = wanted[order]  # sorted; wanted[j] is keys[order[j]]
     out: np.ndarray | None = None
-    for lo in range(0, len(keys), block):
-        part = keys[lo:lo + block]
-        con.register("_wanted_keys", pa.table({"text_hash": part, "pos": np.arange(len(part))}))
-        try:
-            table = arrow_query(con, "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
-                                     "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
-                                     "GROUP BY w.pos ORDER BY w.pos", {"e": embedder})
-        finally:
-            con.unregister("_wanted_keys")
-        column = table.column("vector").combine_chunks()
-        if column.null_count:
-            raise ValueError(f"{column.null_count} texts have no {embedder!r} vector")
-        dim = column.value_lengths()[0].as_py()
+    filled = np.zeros(len(keys), dtype=bool)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
+        reader = con.execute("SELECT text_hash, vector FROM embeddings WHERE embedder = ?",
+                             [embedder]).to_arrow_reader(SCAN_ROWS)
+    for batch in reader:
+        hashes = np.array([h.encode("utf-8") for h in batch.column(0).to_pylist()], dtype=f"S{width}")
+        lo = np.searchsorted(wanted, hashes, "left")
+        count = np.searchsorted(wanted, hashes, "right") - lo
+        if not count.any():
+            continue
+        rows = np.repeat(np.arange(len(hashes)), count)  # batch row of each (row, position) pair
+        firsts = np.cumsum(count) - count
+        positions = order[np.repeat(lo, count) + np.arange(len(rows)) - np.repeat(firsts, count)]
+        new = ~filled[positions]
+        positions, first = np.unique(positions[new], return_index=True)  # a key twice in a batch: its first row
+        rows = rows[new][first]
+        if not len(rows):
+            continue
+        values = batch.column(1).flatten().to_numpy(zero_copy_only=False).reshape(len(hashes), -1)
         if out is None:
-            out = np.empty((len(keys), dim), dtype=np.float32)
-        out[lo:lo + len(part)] = column.flatten().to_numpy(zero_copy_only=False).reshape(len(part), dim)
+            out = np.empty((len(keys), values.shape[1]), dtype=np.float32)
+        out[positions] = values[rows]
+        filled[positions] = True
+    missing = int((~filled).sum())
+    if missing:
+        raise ValueError(f"{missing} texts have no {embedder!r} vector")
     return out

@@ -134,3 +134,38 @@ def test_empty_foreign_and_newer_databases_are_one_line_errors(tmp_path):
     connect(empty).close()  # a writable connection makes an empty database a warehouse
     con = connect(empty, read_only=True)
     con.close()
+
+
+def _duckdb_bytes(con) -> int:
+    return con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchall()[0][0]
+
+
+def test_release_cached_memory_evicts_what_a_read_cached_and_restores_the_limit(tmp_path):
+    from warehouse.db import release_cached_memory
+
+    con = connect(tmp_path / "w.duckdb")
+    con.execute("CREATE TABLE big AS SELECT i, [hash(i * 64 + j) FOR j IN range(64)] AS v FROM range(100000) t(i)")
+    con.execute("CHECKPOINT")
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    assert con.execute("SELECT sum(len(v)) FROM big").fetchall()[0][0] == 6_400_000
+    cached = _duckdb_bytes(con)
+    assert cached > 20_000_000  # the table's blocks stay cached after the read
+    release_cached_memory(con, floor="4MiB")  # below the ~50 MB the read cached
+    assert _duckdb_bytes(con) < cached / 4
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit
+    assert con.execute("SELECT sum(len(v)) FROM big").fetchall()[0][0] == 6_400_000  # read again as needed
+    con.execute("SET memory_limit = '3GiB'")
+    release_cached_memory(con, floor="4MiB")
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "3.0 GiB"
+
+
+def test_release_cached_memory_leaves_an_in_memory_database_alone():
+    import duckdb
+
+    from warehouse.db import release_cached_memory
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE big AS SELECT i, repeat('x', 200) AS s FROM range(300000) t(i)")
+    before = _duckdb_bytes(con)
+    release_cached_memory(con)
+    assert _duckdb_bytes(con) == before and con.execute("SELECT count(*) FROM big").fetchall()[0][0] == 300_000

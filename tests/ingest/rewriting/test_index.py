@@ -67,3 +67,22 @@ def test_an_index_without_texts_has_the_same_vectors_and_embeds_only_what_is_mis
                                   got.vectors)
     assert again.encoded == 0
 
+
+
+def test_fetch_vectors_scan_and_join_refuse_a_missing_key_and_never_match_a_longer_hash(tmp_path):
+    import pytest
+
+    con = _warehouse(tmp_path)
+    store_embeddings(con, "e", ["k1", "k10", "k2"], np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32))
+    store_embeddings(con, "other", ["k3"], np.array([[5, 5]], dtype=np.float32))
+    for block in (1, 50_000):  # 1: the streamed scan; 50,000: the join
+        np.testing.assert_array_equal(fetch_vectors(con, "e", ["k2", "k1", "k1"], block=block), [[1, 1], [1, 0], [1, 0]])
+        with pytest.raises(ValueError, match="1 texts have no 'e' vector"):
+            fetch_vectors(con, "e", ["k1", "k3"], block=block)  # k3 is stored for another embedder only
+
+
+def test_fetch_vectors_scan_takes_the_first_stored_row_of_a_key_stored_twice(tmp_path):
+    con = _warehouse(tmp_path)
+    store_embeddings(con, "e", ["a", "b"], np.array([[1, 0], [0, 1]], dtype=np.float32))
+    store_embeddings(con, "e", ["a"], np.array([[9, 9]], dtype=np.float32))
+    np.testing.assert_array_equal(fetch_vectors(con, "e", ["b", "a"], block=1), [[0, 1], [1, 0]])
