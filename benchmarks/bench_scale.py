@@ -14,11 +14,14 @@
    the rewriting study's chunkset, MiniLM's tokenizer);
 4. ``embed``: every chunk embedded and stored with the labelled stand-in ``hash-standin-384``
    (:mod:`ingest.retrieval.standin`: deterministic, 384-d, no model; nothing it yields is a result);
-5. ``rewrite``: the rewriting stage for S1 and the budget controls S1-pool100 and S1-ann4, three seeds,
-   ``dense: hnsw`` (no reranker, no LLM strategies);
-6. ``rewrite_rerun``: the same stage again in a new process: the vectors are stored and the HNSW graphs
-   persisted next to the warehouse (:func:`ingest.rewriting.ann.cached_index`), so nothing is embedded
-   or built again;
+5. ``rewrite``: the rewriting stage for S1, the budget controls S1-pool100 and S1-ann4 and (unless
+   ``--no-llm``) the LLM strategies S2, S3, S4, HyDE and Query2Doc, three seeds, ``dense: hnsw``, no reranker.
+   The LLM strategies' prompts go through the project's ``openai`` HTTP backend to a scripted
+   OpenAI-compatible server on 127.0.0.1 in the stage's process (:mod:`benchmarks.scale_llm`: answers
+   made from the question's words, not by a model; cached in ``llm_calls`` like any answer);
+6. ``rewrite_rerun``: the same stage again in a new process: the vectors are stored, the HNSW graphs
+   persisted next to the warehouse (:func:`ingest.rewriting.ann.cached_index`) and the answers cached, so
+   nothing is embedded, built or asked again;
 7. ``marts``: ``dbt build`` of the staging views and every rewriting mart but the answer marts
    (bootstrap B = ``--boot``).
 
@@ -51,7 +54,8 @@ CORPUS = "enterprise_rag"
 SOURCES = (("slack", 275, 8, 80), ("gmail", 120, 40, 600), ("linear", 35, 30, 300), ("google_drive", 25, 300, 5000),
            ("hubspot", 15, 40, 400), ("fireflies", 10, 800, 6000), ("github", 8, 80, 2000), ("jira", 6, 40, 500),
            ("confluence", 5, 300, 4000))
-STRATEGIES = ("S1", "S1-pool100", "S1-ann4")
+STRATEGIES = ("S1", "S1-pool100", "S1-ann4")  # LLM-free: S1 and the budget controls
+LLM_STRATEGIES = ("S2", "S3", "S4", "HyDE", "Q2D")  # through the scripted server (benchmarks/scale_llm.py)
 MARTS = "path:models/staging +tag:rewriting"  # every rewriting mart; the answer marts are excluded
 STAGES = ("generate", "load", "chunk", "embed", "rewrite", "rewrite_rerun", "marts")
 SENTENCE = 15  # words per sentence
@@ -120,10 +124,30 @@ def generate(export: Path, n_docs: int, n_queries: int, seed: int = 0) -> dict:
     return {"documents_per_source": per_source, "words": words}
 
 
-def _settings():
+def _settings(llm: bool = True):
     from ingest.rewriting.settings import RewriteSettings
 
-    return RewriteSettings(strategies=STRATEGIES)
+    return RewriteSettings(strategies=STRATEGIES + (LLM_STRATEGIES if llm else ()))
+
+
+def _rewrite(con, args: argparse.Namespace) -> dict:
+    """The rewriting stage, its LLM strategies' prompts answered by the scripted loopback server (module doc)."""
+    from ingest.llm import open_llm
+    from ingest.llm.config import LLMConfig
+    from ingest.retrieval.standin import STANDIN_NAME
+    from ingest.rewriting.stage import rewrite_stage
+
+    if not args.llm:
+        return rewrite_stage(con, CORPUS, _settings(False), embedder=STANDIN_NAME, show_progress=False)
+    from benchmarks.scale_llm import MODEL, ScriptedAnswers
+    from tests.ingest.llm.chat_server import ChatServer
+
+    low, _ = _vocab(np.random.default_rng(args.seed))  # the vocabulary generate() drew first
+    with ChatServer(ScriptedAnswers(low.tolist())) as server:
+        llm = open_llm(con, config=LLMConfig(backend="openai", base_url=server.base_url, model=MODEL, max_retries=0),
+                       progress=False)
+        report = rewrite_stage(con, CORPUS, _settings(True), embedder=STANDIN_NAME, llm=llm, show_progress=False)
+        return report | {"http_requests": server.n_requests}
 
 
 def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:
@@ -166,11 +190,10 @@ def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:
             index = load_index(con, CORPUS, chunkset_name(s.chunk_tokens, s.chunk_overlap), emb, show_progress=False)
             return {"chunks": len(index.chunk_ids), "texts_embedded": emb.encoded}
         if stage in ("rewrite", "rewrite_rerun"):
-            from ingest.rewriting.stage import rewrite_stage
-
-            report = rewrite_stage(con, CORPUS, _settings(), embedder=STANDIN_NAME, show_progress=False)
+            report = _rewrite(con, args)
             return {k: report[k] for k in ("queries", "chunks", "searches", "texts_embedded", "rewrite_text_runs",
-                                           "rewrite_runs")} | {"steps": report["seconds"]}
+                                           "rewrite_runs", "llm_calls", "llm_cached", "http_requests")
+                    if k in report} | {"steps": report["seconds"]}
         raise ValueError(f"unknown stage {stage!r}: one of {', '.join(STAGES)}")
     finally:
         con.close()
@@ -182,7 +205,7 @@ def _child(stage: str, work: Path, args: argparse.Namespace) -> dict:
     result_file.unlink(missing_ok=True)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--stage", stage, "--workdir", str(work), "--docs",
            str(args.docs), "--queries", str(args.queries), "--seed", str(args.seed), "--boot", str(args.boot),
-           "--marts", args.marts]
+           "--marts", args.marts, "--llm" if args.llm else "--no-llm"]
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     _, status, usage = os.wait4(proc.pid, 0)
@@ -207,15 +230,22 @@ def counts(warehouse: Path) -> dict[str, int]:
 
 
 def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, boot: int = 200,
-                  marts: str = MARTS, stages: tuple[str, ...] = STAGES) -> dict:
+                  marts: str = MARTS, stages: tuple[str, ...] = STAGES, llm: bool = True) -> dict:
     """Every stage in its own child process, in order, on a fresh ``work`` folder; returns the JSON dict.
-    ``marts``: the dbt selection of the marts stage (a test builds fewer nodes)."""
+    ``marts``: the dbt selection of the marts stage (a test builds fewer nodes); ``llm``: run the LLM
+    strategies through the scripted server. The warehouse of an earlier run in ``work`` is deleted with its
+    saved HNSW graphs, so the first rewrite stage builds them (a reused folder would load them)."""
+    import shutil
+
     work.mkdir(parents=True, exist_ok=True)
-    (work / "scale.duckdb").unlink(missing_ok=True)
-    args = argparse.Namespace(docs=docs, queries=queries, seed=seed, boot=boot, marts=marts)
+    for old in ("scale.duckdb", "scale.duckdb.wal"):
+        (work / old).unlink(missing_ok=True)
+    shutil.rmtree(work / "scale.duckdb.ann", ignore_errors=True)
+    args = argparse.Namespace(docs=docs, queries=queries, seed=seed, boot=boot, marts=marts, llm=llm)
     out: dict = {"embedder": "hash-standin-384 (labelled stand-in: no model, nothing here is a result)",
                  "tokenizer": "all-MiniLM-L6-v2", "docs": docs, "queries": queries, "seed": seed, "boot": boot, "marts": marts,
-                 "strategies": list(STRATEGIES), "dense": "hnsw",
+                 "strategies": list(STRATEGIES + (LLM_STRATEGIES if llm else ())), "dense": "hnsw",
+                 "llm": f"{'scripted loopback server (benchmarks/scale_llm.py): not a model' if llm else 'none'}",
                  "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included",
                  "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "stages": {}, "results": {}}
     for stage in stages:
@@ -236,6 +266,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--boot", type=int, default=200, help="bootstrap replicates of the marts")
     ap.add_argument("--marts", default=MARTS, help="dbt selection of the marts stage")
+    ap.add_argument("--llm", action=argparse.BooleanOptionalAction, default=True,
+                    help="the LLM strategies through the scripted loopback server (default: on)")
     ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # internal: one stage in this process
     args = ap.parse_args()
     work = args.workdir or Path(f"/tmp/bench_scale_{args.docs}")
@@ -245,7 +277,7 @@ def main() -> None:
         return
     if args.out is None:
         ap.error("--out is required")
-    out = run_benchmark(work, args.docs, args.queries, seed=args.seed, boot=args.boot, marts=args.marts)
+    out = run_benchmark(work, args.docs, args.queries, seed=args.seed, boot=args.boot, marts=args.marts, llm=args.llm)
     args.out.write_text(json.dumps(out, indent=1))
     print(f"wrote {args.out}")
 

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from ingest.rewriting.ann import FILE_LAYOUT
-from benchmarks.bench_scale import SOURCES, STAGES, STRATEGIES, run_benchmark, source_counts
+from benchmarks.bench_scale import LLM_STRATEGIES, SOURCES, STAGES, STRATEGIES, run_benchmark, source_counts
 
 DOCS, QUERIES = 200, 10
 RUN = tuple(s for s in STAGES if s not in ("rewrite_rerun", "marts"))
@@ -43,8 +43,13 @@ def test_json_shape_and_rows(bench):
     assert out["results"]["generate"]["documents_per_source"] == dict(zip([s[0] for s in SOURCES], source_counts(DOCS)))
     chunks = out["results"]["chunk"]["chunks"]
     assert chunks > DOCS and out["results"]["embed"] == {"chunks": chunks, "texts_embedded": chunks}
-    assert counts["embeddings"] == chunks + QUERIES  # every chunk once, every query once
-    assert out["results"]["rewrite"]["texts_embedded"] == QUERIES  # the chunks were already stored
+    # every chunk once, then every query and every kept variant once (distinct texts)
+    assert counts["embeddings"] == chunks + out["results"]["rewrite"]["texts_embedded"]
+    rewrite = out["results"]["rewrite"]
+    # the LLM strategies' prompts went over HTTP to the scripted server, once each: 5 strategies x 3 seeds x queries
+    assert rewrite["http_requests"] == rewrite["llm_calls"] == len(LLM_STRATEGIES) * 3 * QUERIES
+    assert "not a model" in out["llm"]
+    assert rewrite["texts_embedded"] > QUERIES  # the chunks were already stored: the queries and the variants
     first = out["results"]["rewrite"]["steps"]
     assert first["ann_build"] > 0 and first["ann_load"] == 0  # 3 seeds' graphs + 3 x 3 more for S1-ann4, built
     assert len(list((work / "scale.duckdb.ann").rglob(f"{FILE_LAYOUT}_seed*.bin"))) == 12  # ... and saved for a rerun
@@ -52,7 +57,7 @@ def test_json_shape_and_rows(bench):
     per = dict(con.execute("SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' "
                            "GROUP BY strategy").fetchall())
     con.close()
-    assert set(per) == set(STRATEGIES) and sum(per.values()) == counts["rewrite_runs"]
+    assert set(per) == set(STRATEGIES + LLM_STRATEGIES) and sum(per.values()) == counts["rewrite_runs"]
     # S1 and S1-pool100: 20 documents x 10 queries x 3 seeds; S1-ann4 unions four 10-document lists
     assert per["S1"] == per["S1-pool100"] == 20 * QUERIES * 3
     assert 10 * QUERIES * 3 <= per["S1-ann4"] <= 20 * QUERIES * 3

@@ -1,0 +1,56 @@
+"""Scripted answers for the scale benchmark's LLM strategies (S2, S3, S4, HyDE, Query2Doc): NOT a model.
+
+The scale benchmark (:mod:`benchmarks.bench_scale`) sends the rewriting prompts to a real OpenAI-compatible
+HTTP server on 127.0.0.1 (``tests/ingest/llm/chat_server.py``, the server the tests use) through the project's
+``openai`` backend, so the HTTP client, the cache (``llm_calls``), parsing, the cosine filter, embedding the
+variants and searching them all run at scale; the answers come from :func:`answer`, a deterministic function
+of the prompt and the sampling seed, never from a model. What it writes is shaped like each strategy's
+answer, made of the question's words with about a third of them swapped for other words of the synthetic
+vocabulary (drawn from ``sha256(question, seed, strategy)``), so variants are neither identical to the
+question nor unrelated to it and most pass the cosine band:
+
+* S2 (``sibling questions``), S3 (``in N different ways``): N lines, one question each;
+* S4 (``comparison question``): one line;
+* HyDE (``write a passage to answer the question``), Query2Doc (``passage that answers the given query``):
+  one passage of ~60 words.
+
+Every ``llm_calls`` row carries the model name :data:`MODEL`, so nothing it produces can pass for a result.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+MODEL = "scripted-scale-server (not a model)"
+_N = re.compile(r"\bin (\d+) different ways|\bWrite (\d+) sibling questions")
+
+
+class ScriptedAnswers:
+    """``answer(body)`` for :class:`tests.ingest.llm.chat_server.ChatServer`; ``vocabulary``: the corpus's words."""
+
+    def __init__(self, vocabulary: list[str]):
+        self.vocabulary = np.array(sorted(set(vocabulary)), dtype=object)
+
+    def _variant(self, words: list[str], rng: np.random.Generator, length: int) -> str:
+        picked = [words[i] for i in rng.integers(0, len(words), length)] if length > len(words) else list(words)
+        swap = rng.random(len(picked)) < 1 / 3
+        picked = [str(self.vocabulary[rng.integers(len(self.vocabulary))]) if s else w for w, s in zip(picked, swap)]
+        return " ".join(picked)
+
+    def __call__(self, body: dict) -> str:
+        content = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        query = re.split(r"\n(?:Question|Query): ", "\n" + content)[-1].split("\n")[0].strip()
+        words = re.findall(r"\w+", query.lower()) or ["empty"]
+        kind = next(k for k, marker in (("S2", "sibling questions"), ("S3", "different ways"),
+                                        ("S4", "comparison question"), ("HyDE", "to answer the question"),
+                                        ("Q2D", "answers the given query")) if marker in content)
+        digest = hashlib.sha256(f"{query}\x00{body.get('seed')}\x00{kind}".encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        if kind in ("S2", "S3"):
+            n = int(next(g for g in _N.search(content).groups() if g))
+            return "\n".join(self._variant(words, rng, len(words)).capitalize() + "?" for _ in range(n))
+        if kind == "S4":
+            return "How does " + self._variant(words, rng, len(words)) + " compare with the other one?"
+        return " ".join(self._variant(words, rng, 12).capitalize() + "." for _ in range(5))
