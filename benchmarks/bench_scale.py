@@ -17,7 +17,7 @@
 5. ``rewrite``: the rewriting stage for S1, the budget controls S1-pool100 and S1-ann4 and (unless
    ``--no-llm``) the LLM strategies S2, S3, S4, HyDE and Query2Doc, three seeds, ``dense: hnsw``, no reranker.
    The LLM strategies' prompts go through the project's ``openai`` HTTP backend to a scripted
-   OpenAI-compatible server on 127.0.0.1 in the stage's process (:mod:`benchmarks.scale_llm`: answers
+   OpenAI-compatible server on 127.0.0.1 in a process of its own (:mod:`benchmarks.scale_llm`: answers
    made from the question's words, not by a model; cached in ``llm_calls`` like any answer);
 6. ``rewrite_rerun``: the same stage again in a new process: the vectors are stored, the HNSW graphs
    persisted next to the warehouse (:func:`ingest.rewriting.ann.cached_index`) and the answers cached, so
@@ -139,15 +139,13 @@ def _rewrite(con, args: argparse.Namespace) -> dict:
 
     if not args.llm:
         return rewrite_stage(con, CORPUS, _settings(False), embedder=STANDIN_NAME, show_progress=False)
-    from benchmarks.scale_llm import MODEL, ScriptedAnswers
-    from tests.ingest.llm.chat_server import ChatServer
+    from benchmarks.scale_llm import MODEL, ScriptedServer
 
-    low, _ = _vocab(np.random.default_rng(args.seed))  # the vocabulary generate() drew first
-    with ChatServer(ScriptedAnswers(low.tolist())) as server:
+    with ScriptedServer(args.seed) as server:
         llm = open_llm(con, config=LLMConfig(backend="openai", base_url=server.base_url, model=MODEL, max_retries=0),
                        progress=False)
         report = rewrite_stage(con, CORPUS, _settings(True), embedder=STANDIN_NAME, llm=llm, show_progress=False)
-        return report | {"http_requests": server.n_requests}
+    return report | {"http_requests": server.n_requests}
 
 
 def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:

@@ -1,10 +1,12 @@
 """Scripted answers for the scale benchmark's LLM strategies (S2, S3, S4, HyDE, Query2Doc): NOT a model.
 
 The scale benchmark (:mod:`benchmarks.bench_scale`) sends the rewriting prompts to a real OpenAI-compatible
-HTTP server on 127.0.0.1 (``tests/ingest/llm/chat_server.py``, the server the tests use) through the project's
-``openai`` backend, so the HTTP client, the cache (``llm_calls``), parsing, the cosine filter, embedding the
-variants and searching them all run at scale; the answers come from :func:`answer`, a deterministic function
-of the prompt and the sampling seed, never from a model. What it writes is shaped like each strategy's
+HTTP server on 127.0.0.1 (``tests/ingest/llm/chat_server.py``, the server the tests use) in a process of its
+own (:class:`ScriptedServer`, as a real server would be: in the client's process its threads would queue for
+the client's interpreter lock), through the project's ``openai`` backend, so the HTTP client, the cache
+(``llm_calls``), parsing, the cosine filter, embedding the variants and searching them all run at scale; the
+answers come from :class:`ScriptedAnswers`, a deterministic function of the prompt and the sampling seed,
+never from a model. What it writes is shaped like each strategy's
 answer, made of the question's words with about a third of them swapped for other words of the synthetic
 vocabulary (drawn from ``sha256(question, seed, strategy)``), so variants are neither identical to the
 question nor unrelated to it and most pass the cosine band:
@@ -18,8 +20,12 @@ Every ``llm_calls`` row carries the model name :data:`MODEL`, so nothing it prod
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -54,3 +60,46 @@ class ScriptedAnswers:
         if kind == "S4":
             return "How does " + self._variant(words, rng, len(words)) + " compare with the other one?"
         return " ".join(self._variant(words, rng, 12).capitalize() + "." for _ in range(5))
+
+
+class ScriptedServer:
+    """The scripted server in a child process (``python -m benchmarks.scale_llm --seed S``): ``base_url`` once
+    it listens; on exit it is told to stop (its stdin closes) and ``n_requests`` is what it answered."""
+
+    def __init__(self, seed: int):
+        root = Path(__file__).resolve().parent.parent
+        self._proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_llm", "--seed", str(seed)], cwd=root,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline().strip()
+        if not line.startswith("http://"):
+            self._proc.kill()
+            raise RuntimeError(f"the scripted server did not start (it printed {line!r})")
+        self.base_url = line
+        self.n_requests: int | None = None
+
+    def __enter__(self) -> "ScriptedServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._proc.stdin.close()
+        out = self._proc.stdout.read().strip()
+        self._proc.wait(timeout=30)
+        self.n_requests = int(out) if out.isdigit() else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="the scale benchmark's scripted OpenAI-compatible server (not a model)")
+    ap.add_argument("--seed", type=int, default=0, help="the benchmark's corpus seed (its vocabulary)")
+    args = ap.parse_args()
+    from benchmarks.bench_scale import _vocab
+    from tests.ingest.llm.chat_server import ChatServer
+
+    low, _ = _vocab(np.random.default_rng(args.seed))  # the vocabulary bench_scale.generate() drew first
+    with ChatServer(ScriptedAnswers(low.tolist())) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()  # until the benchmark closes our stdin
+        print(server.n_requests, flush=True)
+
+
+if __name__ == "__main__":
+    main()
