@@ -244,7 +244,8 @@ def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, b
                  "tokenizer": "all-MiniLM-L6-v2", "docs": docs, "queries": queries, "seed": seed, "boot": boot, "marts": marts,
                  "strategies": list(STRATEGIES + (LLM_STRATEGIES if llm else ())), "dense": "hnsw",
                  "llm": f"{'scripted loopback server (benchmarks/scale_llm.py): not a model' if llm else 'none'}",
-                 "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included",
+                 "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included; "
+                             "the scripted LLM server is a process of its own, not counted",
                  "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "stages": {}, "results": {}}
     for stage in stages:
         run = _child(stage, work, args)

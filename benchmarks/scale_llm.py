@@ -30,7 +30,10 @@ from pathlib import Path
 import numpy as np
 
 MODEL = "scripted-scale-server (not a model)"
-_N = re.compile(r"\bin (\d+) different ways|\bWrite (\d+) sibling questions")
+_N = re.compile(r"\bin (\d+) different ways|\bWrite (\d+) ")  # S3's "in $n different ways", S2's "Write $n ..."
+#: (strategy, marker): the prompt a request carries (ingest/llm/prompts/rewrite_*.txt, every version)
+KINDS = (("S2", "sibling questions"), ("S3", "different ways"), ("S4", "comparison question"),
+         ("HyDE", "to answer the question"), ("Q2D", "answers the given query"))
 
 
 class ScriptedAnswers:
@@ -49,9 +52,9 @@ class ScriptedAnswers:
         content = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
         query = re.split(r"\n(?:Question|Query): ", "\n" + content)[-1].split("\n")[0].strip()
         words = re.findall(r"\w+", query.lower()) or ["empty"]
-        kind = next(k for k, marker in (("S2", "sibling questions"), ("S3", "different ways"),
-                                        ("S4", "comparison question"), ("HyDE", "to answer the question"),
-                                        ("Q2D", "answers the given query")) if marker in content)
+        kind = next((k for k, marker in KINDS if marker in content), None)
+        if kind is None:  # a prompt this script does not know: fail the call loudly, never answer it
+            raise ValueError(f"scripted server: no scripted answer for prompt {content[:80]!r} (add it to KINDS)")
         digest = hashlib.sha256(f"{query}\x00{body.get('seed')}\x00{kind}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
         if kind in ("S2", "S3"):
@@ -66,24 +69,37 @@ class ScriptedServer:
     """The scripted server in a child process (``python -m benchmarks.scale_llm --seed S``): ``base_url`` once
     it listens; on exit it is told to stop (its stdin closes) and ``n_requests`` is what it answered."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, start_timeout_s: float = 60.0):
+        import selectors
+
         root = Path(__file__).resolve().parent.parent
         self._proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_llm", "--seed", str(seed)], cwd=root,
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self._proc.stdout.readline().strip()
+        with selectors.DefaultSelector() as sel:  # its first line, or give up after start_timeout_s
+            sel.register(self._proc.stdout, selectors.EVENT_READ)
+            line = self._proc.stdout.readline().strip() if sel.select(start_timeout_s) else ""
         if not line.startswith("http://"):
-            self._proc.kill()
-            raise RuntimeError(f"the scripted server did not start (it printed {line!r})")
+            self._stop(kill=True)
+            raise RuntimeError(f"the scripted server did not start within {start_timeout_s:g} s (it printed {line!r}); "
+                               f"run it alone to see why: python -m benchmarks.scale_llm --seed {seed}")
         self.base_url = line
         self.n_requests: int | None = None
+
+    def _stop(self, kill: bool = False) -> str:
+        if kill:
+            self._proc.kill()
+        try:
+            out, _ = self._proc.communicate(timeout=30)  # closes its stdin: the server stops
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            out, _ = self._proc.communicate()
+        return out or ""
 
     def __enter__(self) -> "ScriptedServer":
         return self
 
     def __exit__(self, *exc) -> None:
-        self._proc.stdin.close()
-        out = self._proc.stdout.read().strip()
-        self._proc.wait(timeout=30)
+        out = self._stop().strip()
         self.n_requests = int(out) if out.isdigit() else None
 
 

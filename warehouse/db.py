@@ -121,26 +121,34 @@ def discard_if_empty(path: str | os.PathLike | None) -> bool:
     return True
 
 
-def release_cached_memory(con: duckdb.DuckDBPyConnection, floor: str = "64MiB") -> None:
+def release_cached_memory(con: duckdb.DuckDBPyConnection, floor: str = "64MiB") -> bool:
     """Hand back the memory DuckDB keeps after reads (cached table blocks and freed buffers): lower
-    ``memory_limit`` to ``floor`` and restore it. DuckDB evicts cached blocks only when it needs memory
+    ``memory_limit`` to ``floor``, then ``RESET`` it. DuckDB evicts cached blocks only when it needs memory
     itself or when its limit is lowered (duckdb/duckdb#25871 describes both paths), so a stage that
     reads much of the warehouse and then allocates outside DuckDB (HNSW graphs) calls this in between;
     at 32K synthetic EnterpriseRAG documents it frees ~0.4 GiB. Blocks still pinned by an open result
-    stay; nothing is written, and the next query reads what it needs again. An in-memory database is left
-    alone (its tables live in those buffers: evicting them would write them to a temporary folder)."""
+    stay; nothing is written, and the next query reads what it needs again. Returns whether it ran.
+
+    Only DuckDB's default limit is touched (it reads the same as a fresh database's, and ``RESET`` gives it
+    back exactly): a limit someone set, or none (``-1``), reads back rounded or not at all, so it is left
+    alone, and so is an in-memory database (its tables live in those buffers: evicting them would write
+    them to a temporary folder). While the limit is lowered, another thread's query on the same database
+    could run out of memory: call it where the stage is the database's only user."""
     path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     if not path or not path[0][0] or path[0][0] == ":memory:":
-        return
+        return False
     (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
+    with duckdb.connect() as fresh:  # a new database instance holds DuckDB's default limit
+        (default,) = fresh.execute("SELECT current_setting('memory_limit')").fetchall()[0]
+    if limit != default:
+        return False
     try:
         con.execute(f"SET memory_limit = '{floor}'")
     except duckdb.Error:
         pass  # more than the floor is pinned: what could be evicted was (DuckDB evicts before it refuses)
     finally:
-        con.execute("RESET memory_limit")  # DuckDB's default, exactly (the setting reads back rounded)
-        if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != limit:
-            con.execute(f"SET memory_limit = '{limit}'")  # a limit set by the user: back to what it read
+        con.execute("RESET memory_limit")
+    return True
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 
 WRITE_BATCH = 256
-FETCH_BLOCK = 50_000  # vectors read from the warehouse at a time
+FETCH_BLOCK = 50_000  # keys above which fetch_vectors scans the embedder's rows instead of joining
 
 
 def text_key(text: str, is_query: bool) -> str:
@@ -90,7 +90,7 @@ def fetch_vectors(con, embedder: str, keys: list[str], block: int = FETCH_BLOCK)
 
     Up to ``block`` keys: one join of the keys with ``embeddings``. More (a corpus's chunks): one streamed
     scan of the embedder's rows (:func:`_scan_vectors`), each row placed at its keys' positions, so
-    memory is the matrix plus one Arrow batch and the keys sorted once (64 B each), with no join hash table
+    memory is the matrix plus one Arrow batch and the keys sorted once (~73 B each), with no join hash table
     over the vectors. A key stored twice for one embedder (never written so: the writers skip stored
     keys) takes any one of its rows under the join, the first in storage order under the scan."""
     if not keys:

@@ -150,13 +150,16 @@ def test_release_cached_memory_evicts_what_a_read_cached_and_restores_the_limit(
     assert con.execute("SELECT sum(len(v)) FROM big").fetchall()[0][0] == 6_400_000
     cached = _duckdb_bytes(con)
     assert cached > 20_000_000  # the table's blocks stay cached after the read
-    release_cached_memory(con, floor="4MiB")  # below the ~50 MB the read cached
+    assert release_cached_memory(con, floor="4MiB")  # below the ~50 MB the read cached
     assert _duckdb_bytes(con) < cached / 4
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit
     assert con.execute("SELECT sum(len(v)) FROM big").fetchall()[0][0] == 6_400_000  # read again as needed
-    con.execute("SET memory_limit = '3GiB'")
-    release_cached_memory(con, floor="4MiB")
-    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "3.0 GiB"
+    for own in ("12GB", "-1"):  # a limit someone set (it reads back rounded: "11.1 GiB"), or none: left alone
+        con.execute(f"SET memory_limit = '{own}'")
+        shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        assert not release_cached_memory(con, floor="4MiB")
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == shown
+        assert _duckdb_bytes(con) > 20_000_000  # nothing evicted
 
 
 def test_release_cached_memory_leaves_an_in_memory_database_alone():
@@ -167,5 +170,5 @@ def test_release_cached_memory_leaves_an_in_memory_database_alone():
     con = duckdb.connect()
     con.execute("CREATE TABLE big AS SELECT i, repeat('x', 200) AS s FROM range(300000) t(i)")
     before = _duckdb_bytes(con)
-    release_cached_memory(con)
+    assert not release_cached_memory(con)
     assert _duckdb_bytes(con) == before and con.execute("SELECT count(*) FROM big").fetchall()[0][0] == 300_000

@@ -1,4 +1,4 @@
-"""Chunk texts sliced once per document (any block size gives the same texts) and vectors read in blocks."""
+"""Chunk texts sliced once per document (any block size gives the same texts); vectors by a join or a streamed scan."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,6 +6,7 @@ import numpy as np
 from ingest.retrieval.embed import store_embeddings
 from ingest.rewriting import index as index_module
 from ingest.rewriting.index import chunk_texts
+from ingest.rewriting import vectors as vectors_module
 from ingest.rewriting.vectors import fetch_vectors
 from warehouse.db import connect
 
@@ -34,13 +35,18 @@ def test_chunk_texts_in_index_order_with_prefixes_for_any_block(monkeypatch, tmp
         assert chunk_texts(con, "c", "s") == want, block
 
 
-def test_fetch_vectors_in_blocks_keeps_the_order(tmp_path):
+def test_fetch_vectors_by_join_or_scan_keeps_the_order(monkeypatch, tmp_path):
     con = _warehouse(tmp_path)
     vectors = np.arange(15, dtype=np.float32).reshape(5, 3)
     store_embeddings(con, "e", [f"k{i}" for i in range(5)], vectors)
     keys = ["k3", "k0", "k4", "k3", "k1"]
-    for block in (1, 2, 50_000):
+    for block in (1, 2, 50_000):  # 1, 2: the scan; 50,000: the join
         np.testing.assert_array_equal(fetch_vectors(con, "e", keys, block=block), vectors[[3, 0, 4, 3, 1]])
+    monkeypatch.setattr(vectors_module, "SCAN_ROWS", 1)  # one stored row per Arrow batch: a key over several batches
+    np.testing.assert_array_equal(fetch_vectors(con, "e", keys, block=1), vectors[[3, 0, 4, 3, 1]])
+    store_embeddings(con, "e", ["clé-ü", "k3"], np.array([[7, 7, 7], [9, 9, 9]], dtype=np.float32))  # k3 again
+    np.testing.assert_array_equal(fetch_vectors(con, "e", ["clé-ü", "k3", "k3"], block=1),
+                                  [[7, 7, 7], vectors[3], vectors[3]])  # non-ASCII key; k3's first stored row
 
 
 def test_an_index_without_texts_has_the_same_vectors_and_embeds_only_what_is_missing(monkeypatch, tmp_path):
@@ -55,6 +61,7 @@ def test_an_index_without_texts_has_the_same_vectors_and_embeds_only_what_is_mis
     full = Embedder(spec, load=lambda: spec.load("cpu"))
     store = load_index(con, "c", "s", full, show_progress=False)  # embeds and stores all four
     assert store.texts == texts and full.encoded == 4
+    assert store.doc_ids.tolist() == [d for d, *_ in CHUNKS] and store.documents.tolist() == ["c/a", "c/b", "c/c"]
     con.execute("DELETE FROM embeddings WHERE text_hash = ?", [text_key("Three", False)])
     monkeypatch.setattr(index_module, "DOC_BLOCK", 1)
     lean = Embedder(spec, load=lambda: spec.load("cpu"))
