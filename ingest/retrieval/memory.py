@@ -74,8 +74,14 @@ def index_memory(n_vectors: int, dim: int, n_chars: int, hnsw_m: int | None = No
     (each stores its own copy of the vectors, ``2 * M`` level-0 links of 4 bytes and :data:`HNSW_OVERHEAD`)."""
     matrix = n_vectors * dim * 4
     texts = TEXT_COPIES * (n_chars + n_vectors * STR_OVERHEAD)
-    graph = 0 if hnsw_m is None else graphs * n_vectors * (dim * 4 + hnsw_m * 2 * 4 + HNSW_OVERHEAD)
+    graph = 0 if hnsw_m is None else graphs * graph_memory(n_vectors, dim, hnsw_m)
     return matrix + texts + graph
+
+
+def graph_memory(n_vectors: int, dim: int, hnsw_m: int) -> int:
+    """Bytes of one hnswlib graph: per node its own copy of the vector, ``2 * M`` level-0 links of 4 bytes
+    and :data:`HNSW_OVERHEAD`."""
+    return n_vectors * (dim * 4 + hnsw_m * 2 * 4 + HNSW_OVERHEAD)
 
 
 def gib(n: int | float) -> str:

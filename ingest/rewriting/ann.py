@@ -71,6 +71,12 @@ ANN_SPAWN_KEY = 0x414E4E34  # "ANN4"
 FILE_LAYOUT = "g2"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (all of them where the platform cannot say)."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
+    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
+
+
 def graph_seeds(run_seed: int, graphs: int) -> tuple[int, ...]:
     """The index seeds of a run's ``graphs`` HNSW graphs: graph 0 is ``run_seed`` itself (the graph S1
     searches), graph ``g >= 1`` is drawn from ``SeedSequence(run_seed, spawn_key=(ANN_SPAWN_KEY, g))``
@@ -149,7 +155,8 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
 def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,
                    timing: dict[str, float], workers: int | None = None):
     """Yield ``(seed, graph)`` for ``seeds`` in order (``None``: exact search, no graph), each graph from
-    :func:`cached_index`. Up to ``workers`` (default: the cores, at most 2) graphs are built at once, each
+    :func:`cached_index`. Up to ``workers`` (default: the usable cores, at most 2; the rewriting stage passes
+    what :func:`ingest.rewriting.index.check_index_memory` allows) graphs are built at once, each
     on one thread (hnswlib releases the GIL; a graph built on one thread is the same whichever thread
     builds it), and at most ``workers`` are alive while one is searched, so memory holds a few graphs,
     never all of a run's. ``timing["ann_build" | "ann_load"]`` adds each graph's own seconds (summed
@@ -165,7 +172,7 @@ def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder:
     queue = [s for s in seeds if s is not None]
     if None in seeds:
         yield None, None
-    workers = max(1, min(workers or min(os.cpu_count() or 1, 2), len(queue) or 1))
+    workers = max(1, min(workers or min(usable_cores(), 2), len(queue) or 1))
     with ThreadPoolExecutor(workers) as pool:
         pending = [(s, pool.submit(make, s)) for s in queue[:workers - 1]]
         for k, seed in enumerate(queue):

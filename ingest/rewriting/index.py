@@ -21,8 +21,9 @@ import duckdb
 import numpy as np
 
 from ingest.retrieval.embed import arrow_query, stored_dimension
-from ingest.retrieval.memory import check_memory, index_memory
-from ingest.rewriting.ann import AnnParams, graph_folder
+from ingest.retrieval import memory
+from ingest.retrieval.memory import check_memory, graph_memory, index_memory
+from ingest.rewriting.ann import AnnParams, graph_folder, usable_cores
 from ingest.rewriting.vectors import Embedder, fetch_vectors, stored_keys, text_key, text_vectors
 from warehouse.db import release_cached_memory
 
@@ -30,8 +31,10 @@ from warehouse.db import release_cached_memory
 DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
 #: The dimension assumed before any vector is stored (the smallest of the registered embedders): a lower bound.
 MIN_DIM = 384
-#: HNSW graphs alive at once while the stage builds and searches (``ann.graphs_in_turn``: at most 2).
-GRAPHS_ALIVE = 2
+#: HNSW graphs built at once (each on one thread; ``ann.graphs_in_turn`` keeps that many alive) when
+#: ``rewriting.ann.build_workers`` is not set: as many as the usable cores, at most this many, and only as
+#: many as fit in memory beside the matrix (:func:`check_index_memory`).
+AUTO_GRAPH_WORKERS = 16
 
 
 class RewriteError(ValueError):
@@ -47,6 +50,7 @@ class ChunkIndex:
     texts: list[str] | None  # None: not kept (no reranker reads them)
     vectors: np.ndarray  # float32 (n, d), L2-normalized
     graph_folder: Path | None = None  # where its HNSW graphs are persisted (None: built in memory)
+    graph_workers: int = 2  # HNSW graphs built (and alive) at once (check_index_memory)
     _digest: str | None = None
 
     def digest(self) -> str:
@@ -106,32 +110,43 @@ def chunk_text_blocks(con: duckdb.DuckDBPyConnection, corpus: str,
 
 
 def check_index_memory(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: str,
-                       ann: AnnParams | None = None, keep_texts: bool = True) -> int:
-    """Refuse (:class:`ingest.retrieval.memory.MemoryEstimateError`, before anything is read) an index whose
-    matrix, chunk texts (their 64-character keys when ``keep_texts`` is false) and HNSW graphs (``ann``;
-    :data:`GRAPHS_ALIVE` at once) would not fit in the available memory
-    (:func:`ingest.retrieval.memory.index_memory`). Returns the estimate in bytes."""
+                       ann: AnnParams | None = None, keep_texts: bool = True,
+                       build_workers: int | None = None) -> tuple[int, int]:
+    """``(estimate in bytes, graphs built at once)``; refuses (:class:`ingest.retrieval.memory.MemoryEstimateError`,
+    before anything is read) an index whose matrix, chunk texts (their 64-character keys when ``keep_texts`` is
+    false) and HNSW graphs (``ann``) would not fit in the available memory
+    (:func:`ingest.retrieval.memory.index_memory`). The graphs alive at once are ``build_workers`` when given,
+    else as many as the usable cores (at most :data:`AUTO_GRAPH_WORKERS`) that fit in memory beside the
+    matrix and texts, at least one: so a machine with more cores and memory builds more graphs at once, and
+    one with little memory builds them one at a time rather than refusing. Without ``ann``: 0 graphs."""
     n, chars = con.execute("""
         SELECT count(*), coalesce(sum(c.char_end - c.char_start + coalesce(strlen(p.prefix), 0)), 0)
         FROM chunks c JOIN documents d USING (doc_id)
         LEFT JOIN chunk_prefixes p ON p.chunk_id = c.chunk_id AND p.prefix_kind = 'title' AND p.depth = 0
         WHERE c.chunkset = ? AND d.corpus = ?""", [chunkset, corpus]).fetchall()[0]
-    dim = stored_dimension(con, embedder) or MIN_DIM
-    need = index_memory(int(n), dim, int(chars) if keep_texts else 64 * int(n), ann.m if ann is not None else None,
-                        GRAPHS_ALIVE)
-    check_memory(need, f"the dense index of {corpus!r} ({int(n):,} chunks x {dim} dimensions, float32 matrix, chunk "
+    n, dim = int(n), stored_dimension(con, embedder) or MIN_DIM
+    base = index_memory(n, dim, int(chars) if keep_texts else 64 * n)
+    workers = 0
+    if ann is not None:
+        graph = graph_memory(n, dim, ann.m)
+        workers = build_workers or max(1, min(usable_cores(), AUTO_GRAPH_WORKERS,
+                                              int((memory.max_memory_fraction() * memory.available_bytes() - base) // max(graph, 1))))
+        base += workers * graph
+    check_memory(base, f"the dense index of {corpus!r} ({n:,} chunks x {dim} dimensions, float32 matrix, chunk "
                        f"{'texts' if keep_texts else 'keys'}"
-                       f"{' and %d HNSW graphs at M %d' % (GRAPHS_ALIVE, ann.m) if ann is not None else ''})",
-                 "run the study on fewer documents (a corpus sample)")
-    return need
+                       f"{' and %d HNSW graph%s at M %d' % (workers, 's' * (workers > 1), ann.m) if ann else ''})",
+                 "lower rewriting.ann.build_workers (graphs built at once)" if build_workers and build_workers > 1
+                 else "run the study on fewer documents (a corpus sample)")
+    return base, workers
 
 
 def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embedder: Embedder,
-               show_progress: bool = True, ann: AnnParams | None = None, keep_texts: bool = True) -> ChunkIndex:
+               show_progress: bool = True, ann: AnnParams | None = None, keep_texts: bool = True,
+               build_workers: int | None = None) -> ChunkIndex:
     """The corpus's index, embedding chunk texts not yet stored for the embedder; refused first when it would
     not fit in memory (:func:`check_index_memory`, with the graphs of ``ann`` when given). ``keep_texts``
     false (nothing reads them after embedding: no reranker): the index holds no text (module doc)."""
-    check_index_memory(con, corpus, chunkset, embedder.spec.name, ann, keep_texts)
+    _, workers = check_index_memory(con, corpus, chunkset, embedder.spec.name, ann, keep_texts, build_workers)
     chunk_ids, doc_ids, blocks = chunk_text_blocks(con, corpus, chunkset)
     if not chunk_ids:
         raise RewriteError(f"corpus {corpus!r} has no {chunkset!r} chunks: run the sentence chunking stage "
@@ -158,4 +173,5 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     # fetchall, not fetchone: a partly fetched result would block the connection's next statement
     warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     return ChunkIndex(np.array(chunk_ids, dtype=object), documents[codes], codes.astype(np.int64),
-                      documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset))
+                      documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name,
+                                                              chunkset), graph_workers=max(workers, 1))

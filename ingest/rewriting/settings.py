@@ -54,6 +54,9 @@ class RewriteSettings:
       graphs of the control S1-ann4 (:func:`ingest.rewriting.ann.graph_seeds`; :mod:`ingest.rewriting.ann`).
       S1-ann4 under ``dense: exact`` is refused (:data:`ANN4_NEEDS_HNSW`): exact search has no index seed,
       so its four searches would be S1's one, a duplicate of S1 in the budget table.
+    - ``ann_build_workers`` (0: as many as the usable cores, at most 16, that fit in memory): HNSW graphs
+      built at once, each on one thread. It changes how long the stage takes, never a graph (a graph built
+      on one thread is the same whichever thread builds it), so it is not part of :meth:`fingerprint`.
     """
 
     strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
@@ -80,6 +83,7 @@ class RewriteSettings:
     ann_m: int = 16
     ann_ef_construction: int = 100
     ann_ef_search: int = 20
+    ann_build_workers: int = 0
 
     def __post_init__(self) -> None:
         problems = []
@@ -102,6 +106,8 @@ class RewriteSettings:
             problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
         if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search, self.ann_graphs) < 1:
             problems.append("ann m, ef_construction, ef_search and graphs must be >= 1")
+        if self.ann_build_workers < 0:
+            problems.append(f"ann build_workers must be >= 1 (or 0: automatic), got {self.ann_build_workers}")
         if any(not 0 <= s < RUN_SEED_LIMIT for s in self.seeds):
             problems.append(f"seeds must lie in [0, 2^30 = {RUN_SEED_LIMIT}) (a run seed is its HNSW index seed; the "
                             f"extra graphs of S1-ann4 take the seeds above), got {self.seeds}")
@@ -130,5 +136,8 @@ class RewriteSettings:
         return (seed,) if self.dense == "hnsw" else (None,)
 
     def fingerprint(self) -> str:
-        """Canonical JSON of every field (part of the stage fingerprint)."""
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        """Canonical JSON of every field that can change a row (part of the stage fingerprint): all but
+        ``ann_build_workers``."""
+        fields = dataclasses.asdict(self)
+        del fields["ann_build_workers"]
+        return json.dumps(fields, sort_keys=True)

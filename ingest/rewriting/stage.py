@@ -81,7 +81,8 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
         raise RewriteError(f"corpus {corpus!r} has no queries: load it first (`ragwh ingest ...`)")
     index = load_index(con, corpus, chunkset_name(settings.chunk_tokens, settings.chunk_overlap), emb, show_progress,
                        ann=settings.ann() if settings.dense == "hnsw" or any(s.form == "ann" for s in strategies) else None,
-                       keep_texts=scorer is not None)  # only a cross-encoder reads chunk texts after embedding
+                       keep_texts=scorer is not None,  # only a cross-encoder reads chunk texts after embedding
+                       build_workers=settings.ann_build_workers or None)
     seconds["embed_chunks"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -188,7 +188,8 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
         raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
     digest = index.digest() if index.graph_folder is not None and seeds != [None] else None
     # one graph at a time (each holds a copy of the vectors), the next ones built meanwhile on other cores
-    for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing):
+    for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing,
+                                                workers=index.graph_workers):
         todo = [i for i, s in enumerate(searches) if s.ann_seed == seed]
         while todo:
             retry = []

@@ -30,6 +30,7 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       chunk: {tokens: 512, overlap: 50}
       dense: hnsw                    # the paper's approximate store, index seed = run seed; `exact` for checks
       ann: {m: 16, ef_construction: 100, ef_search: 20, graphs: 4}   # every HNSW graph; S1-ann4 searches `graphs`
+                                      # build_workers: N graphs built at once (default: the cores that fit in memory)
     analysis:                        # dbt vars of the rewriting marts; every key optional (dbt_project.yml)
       baseline: S1
       bootstrap_b: 2000
@@ -277,8 +278,8 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     if isinstance(raw.get("ann"), dict) and "seeds" in raw["ann"]:
         raise r.fail("rewriting.ann.seeds", "the HNSW index seeds follow the run seeds (rewriting.seeds); "
                      "set how many graphs S1-ann4 searches with rewriting.ann.graphs")
-    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"graphs", "m", "ef_construction", "ef_search"})
-    for key in ("graphs", "m", "ef_construction", "ef_search"):
+    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"graphs", "m", "ef_construction", "ef_search", "build_workers"})
+    for key in ("graphs", "m", "ef_construction", "ef_search", "build_workers"):
         if key in ann:
             values[f"ann_{key}"] = r.integer(ann[key], f"rewriting.ann.{key}", 1)
     chunk = r.mapping(raw.get("chunk") or {}, "rewriting.chunk", {"tokens", "overlap"})

@@ -7,7 +7,7 @@ import pytest
 from ingest.retrieval import memory
 from ingest.retrieval.embed import embed_texts
 from ingest.retrieval.embedders import EmbedderSpec
-from ingest.retrieval.memory import MemoryEstimateError, check_memory, index_memory, texts_memory
+from ingest.retrieval.memory import MemoryEstimateError, check_memory, graph_memory, index_memory, texts_memory
 from ingest.rewriting.ann import AnnParams
 from tests.ingest.retrieval.fixtures import create_condition_texts
 
@@ -73,16 +73,30 @@ def test_dense_index_too_large_is_refused_before_it_is_read(con, monkeypatch):
 
     texts = chunk_texts(con, "towns", "sentence:64/16")[2]  # the texts the index would hold
     n, chars = len(texts), sum(map(len, texts))
-    need = check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams())
+    from ingest.rewriting.ann import usable_cores
+    from ingest.rewriting.index import AUTO_GRAPH_WORKERS
+
+    need, workers = check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams(), build_workers=2)
     # the estimate counts chunk spans before the whitespace around them is stripped
     exact = index_memory(n, 384, chars, hnsw_m=16, graphs=2)
-    assert exact <= need <= exact + 2 * 2 * n
-    monkeypatch.setattr(memory, "available_bytes", lambda: int(need / 0.8) - 1)  # one byte short
+    assert workers == 2 and exact <= need <= exact + 2 * 2 * n
+    # unset: as many graphs at once as the usable cores (at most AUTO_GRAPH_WORKERS), here all fit
+    assert check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams())[1] == min(usable_cores(),
+                                                                                             AUTO_GRAPH_WORKERS)
+    graph = graph_memory(n, 384, 16)
+    monkeypatch.setattr(memory, "available_bytes", lambda: int(need / 0.8) - 1)  # one byte short of two graphs
     embedder = Embedder(EmbedderSpec("tiny", source="unused"), load=_NeverLoaded())
     with pytest.raises(MemoryEstimateError, match=rf"^the dense index of 'towns' \({n:,} chunks x 384 dimensions, "
-                                                  r"float32 matrix, chunk texts and 2 HNSW graphs at M 16\) needs"):
-        load_index(con, "towns", "sentence:64/16", embedder, show_progress=False, ann=AnnParams())
+                                                  r"float32 matrix, chunk texts and 2 HNSW graphs at M 16\) needs .*"
+                                                  r": lower rewriting.ann.build_workers"):
+        load_index(con, "towns", "sentence:64/16", embedder, show_progress=False, ann=AnnParams(), build_workers=2)
     assert con.execute("SELECT count(*) FROM embeddings").fetchall()[0][0] == 0
+    # unset, the same memory: one graph at a time instead of a refusal
+    assert check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams()) == (need - graph, 1)
+    monkeypatch.setattr(memory, "available_bytes", lambda: int((need - graph) / 0.8) - 1)  # not even one graph
+    with pytest.raises(MemoryEstimateError, match=r"chunk texts and 1 HNSW graph at M 16\) needs .*: run the study on "
+                                                  r"fewer documents"):
+        load_index(con, "towns", "sentence:64/16", embedder, show_progress=False, ann=AnnParams())
     monkeypatch.setattr(memory, "available_bytes", lambda: int(need / 0.8) + 2)  # enough: it goes on to embed
     with pytest.raises(AssertionError, match="must not load"):
         load_index(con, "towns", "sentence:64/16", embedder, show_progress=False, ann=AnnParams())

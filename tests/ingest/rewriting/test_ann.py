@@ -169,3 +169,39 @@ def test_extra_graphs_never_share_a_run_seeds_graph(tmp_path):
     assert np.array_equal(search(graph, vectors, queries, 20, 4)[0], pools[1])
     with pytest.raises(ValueError, match=r"run seed 1073741824 is outside \[0, 1073741824\)"):
         graph_seeds(RUN_SEED_LIMIT, 4)
+
+
+def test_graphs_built_one_or_several_at_once_are_the_same_graphs(tmp_path):
+    """graphs_in_turn yields the seeds in order whatever the workers, and each graph is the one built alone
+    (same saved bytes): the number built at once changes the time, never a graph."""
+    from ingest.rewriting.ann import AnnParams, graph_folder, graphs_in_turn
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((400, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    params = AnnParams(m=4, ef_construction=16, ef_search=8)
+    seeds = [None, 42, 7, 2024, 99]
+    saved = {}
+    for workers in (1, 3):
+        folder = graph_folder(str(tmp_path / f"w{workers}.duckdb"), "c", "e", "s")
+        timing = {"ann_build": 0.0, "ann_load": 0.0}
+        order = [seed for seed, graph in graphs_in_turn(seeds, vectors, params, folder, "d" * 64, timing, workers=workers)]
+        assert order == seeds and timing["ann_build"] > 0 and timing["ann_load"] == 0
+        saved[workers] = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert len(saved[1]) == 4 and saved[1] == saved[3]
+
+
+def test_build_workers_is_a_setting_outside_the_fingerprint(tmp_path):
+    from ingest.rewriting.settings import RewriteSettings
+    from ragwh.experiment.config.rewriting import parse_rewriting_config
+
+    assert RewriteSettings(ann_build_workers=8).fingerprint() == RewriteSettings().fingerprint()
+    assert RewriteSettings(ann_m=8).fingerprint() != RewriteSettings().fingerprint()
+    with pytest.raises(ValueError, match="ann build_workers must be >= 1"):
+        RewriteSettings(ann_build_workers=-1)
+    base = {"name": "t", "study": "rewriting", "corpora": [{"name": "h", "loader": "hotpotqa", "sources": ["h.json"]}],
+            "embedder": "all-MiniLM-L6-v2", "llm": {"backend": "openai", "model": "m"}}
+    cfg = parse_rewriting_config({**base, "rewriting": {"ann": {"build_workers": 4}}}, tmp_path / "a.yml")
+    assert cfg.settings.ann_build_workers == 4
+    with pytest.raises(Exception, match=r"rewriting.ann.build_workers: expected an integer >= 1"):
+        parse_rewriting_config({**base, "rewriting": {"ann": {"build_workers": 0}}}, tmp_path / "b.yml")
