@@ -54,6 +54,8 @@ class RewriteSettings:
       graphs of the control S1-ann4 (:func:`ingest.rewriting.ann.graph_seeds`; :mod:`ingest.rewriting.ann`).
       S1-ann4 under ``dense: exact`` is refused (:data:`ANN4_NEEDS_HNSW`): exact search has no index seed,
       so its four searches would be S1's one, a duplicate of S1 in the budget table.
+    - ``ann_recall_check`` (true): every HNSW pool's recall against exact search (``in_exact``, mart
+      ``rewrite_ann_recall``), one exact search per distinct text and pool; false skips it (NULL).
     - ``ann_build_workers`` (0: as many as the usable cores, at most 16, that fit in memory): HNSW graphs
       built at once, each on one thread. It changes how long the stage takes, never a graph (a graph built
       on one thread is the same whichever thread builds it), so it is not part of :meth:`fingerprint`.
@@ -83,6 +85,7 @@ class RewriteSettings:
     ann_m: int = 16
     ann_ef_construction: int = 100
     ann_ef_search: int = 20
+    ann_recall_check: bool = True
     ann_build_workers: int = 0
 
     def __post_init__(self) -> None:
@@ -137,7 +140,10 @@ class RewriteSettings:
 
     def fingerprint(self) -> str:
         """Canonical JSON of every field that can change a row (part of the stage fingerprint): all but
-        ``ann_build_workers``."""
+        ``ann_build_workers``; ``ann_recall_check`` only when false (the stage always checked before the setting
+        existed, so a warehouse built then is not rebuilt for it)."""
         fields = dataclasses.asdict(self)
         del fields["ann_build_workers"]
+        if fields["ann_recall_check"]:
+            del fields["ann_recall_check"]
         return json.dumps(fields, sort_keys=True)

@@ -101,8 +101,8 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     seconds["embed_texts"] = time.perf_counter() - t0
 
     searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
-    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer,
-                                      lam=settings.mmr_lambda, unit=settings.mmr_unit, ann=settings.ann())
+    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, lam=settings.mmr_lambda,
+                                      unit=settings.mmr_unit, ann=settings.ann(), recall_check=settings.ann_recall_check)
     seconds.update(step_seconds)
 
     t0 = time.perf_counter()

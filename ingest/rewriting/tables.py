@@ -90,7 +90,8 @@ def text_runs_table(corpus: str, embedder: str, reranker: str, index: ChunkIndex
 
 
 def _flags(run: TextRun) -> np.ndarray:
-    """A dense pool's exact-membership flags as int8 (1 / 0; every chunk of an exact pool is exact)."""
+    """A dense pool's exact-membership flags as int8 (1 / 0; every chunk of an exact pool is exact; -1: an
+    HNSW pool not checked, written NULL)."""
     flags = run.dense_exact if run.dense_exact is not None else np.ones(len(run.dense_pos), dtype=bool)
     return flags.astype(np.int8)
 

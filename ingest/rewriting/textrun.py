@@ -12,7 +12,10 @@ must hold) over a :class:`ChunkIndex`:
    (``2P``, ``4P``, ... at most every chunk) until it holds them, so every text's list has its ``K``
    documents whenever the corpus has them; the widened size is the recorded ``pool``. An HNSW pool also
    records, per chunk, whether exact search's top ``P`` (same ``P``, ties by position) holds it, so its
-   recall against exact search is ``in_exact`` averaged over the pool (mart ``rewrite_ann_recall``);
+   recall against exact search is ``in_exact`` averaged over the pool (mart ``rewrite_ann_recall``); this
+   check is one exact search per distinct (text, pool), queries x chunks (at 1.2M chunks minutes on a
+   CPU), so ``recall_check=False`` (``rewriting.ann.recall_check: false``) skips it: ``in_exact`` is then
+   NULL and the mart counts no pool;
 2. **rerank**: each pool chunk's *stage score* is the cross-encoder's ``CrossEncoder.predict`` output for
    (rerank text, chunk text) (sigmoid, in [0, 1], for one-logit models such as bge-reranker-base) when
    the stack has a reranker, else its cosine; the pool is ordered by stage score descending, ties by
@@ -66,7 +69,7 @@ class TextRun:
     mmr_pos: np.ndarray  # best chunk of each kept document, in MMR order (the search's k)
     mmr_score: np.ndarray
     pool: int = 0  # the pool searched (the configured one, widened when it held fewer than k documents)
-    dense_exact: np.ndarray | None = None  # bool per dense chunk: in exact search's top ``pool``
+    dense_exact: np.ndarray | None = None  # per dense chunk: in exact search's top ``pool`` (int8 -1: not checked)
 
 
 class CrossEncoderScorer:
@@ -95,13 +98,13 @@ class CrossEncoderScorer:
 
 
 def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
-                 lam: float, unit: str = "documents",
-                 ann: ann_index.AnnParams | None = None) -> tuple[list[TextRun], dict[str, float]]:
+                 lam: float, unit: str = "documents", ann: ann_index.AnnParams | None = None,
+                 recall_check: bool = True) -> tuple[list[TextRun], dict[str, float]]:
     """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step
     (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
-    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann)
+    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann, recall_check)
     seconds["dense"] = time.perf_counter() - t0  # graphs included: built (ann_build) or loaded (ann_load)
     seconds.update(graph_seconds)
 
@@ -176,9 +179,10 @@ def _distinct_per_row(codes: np.ndarray) -> np.ndarray:
     return 1 + (np.diff(srt, axis=1) != 0).sum(axis=1)
 
 
-def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, ann: ann_index.AnnParams | None):
+def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, ann: ann_index.AnnParams | None,
+           recall_check: bool = True):
     """Per search its dense pool ``(positions, cosines)``, widened pool size and (HNSW) exact-membership
-    flags (module doc, step 1)."""
+    flags (module doc, step 1; not checked: int8 -1 per chunk)."""
     n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
     dense: list[tuple[np.ndarray, np.ndarray]] = [None] * len(searches)  # type: ignore[list-item]
     pools = [max(1, s.pool) for s in searches]  # a pool larger than the corpus returns every chunk
@@ -212,7 +216,9 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
     checks: dict[tuple, list[int]] = {}
     for i, s in enumerate(searches):
-        if s.ann_seed is not None:
+        if s.ann_seed is not None and not recall_check:
+            flags[i] = np.full(len(dense[i][0]), -1, dtype=np.int8)
+        elif s.ann_seed is not None:
             checks.setdefault((pools[i], s.key), []).append(i)
     for pool in sorted({pool for pool, _ in checks}):
         groups = [rows for (p, _), rows in checks.items() if p == pool]

@@ -31,6 +31,7 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       dense: hnsw                    # the paper's approximate store, index seed = run seed; `exact` for checks
       ann: {m: 16, ef_construction: 100, ef_search: 20, graphs: 4}   # every HNSW graph; S1-ann4 searches `graphs`
                                       # build_workers: N graphs built at once (default: the cores that fit in memory)
+                                      # recall_check: false skips the exact search behind rewrite_ann_recall
     analysis:                        # dbt vars of the rewriting marts; every key optional (dbt_project.yml)
       baseline: S1
       bootstrap_b: 2000
@@ -278,10 +279,15 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     if isinstance(raw.get("ann"), dict) and "seeds" in raw["ann"]:
         raise r.fail("rewriting.ann.seeds", "the HNSW index seeds follow the run seeds (rewriting.seeds); "
                      "set how many graphs S1-ann4 searches with rewriting.ann.graphs")
-    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann", {"graphs", "m", "ef_construction", "ef_search", "build_workers"})
+    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann",
+                    {"graphs", "m", "ef_construction", "ef_search", "build_workers", "recall_check"})
     for key in ("graphs", "m", "ef_construction", "ef_search", "build_workers"):
         if key in ann:
             values[f"ann_{key}"] = r.integer(ann[key], f"rewriting.ann.{key}", 1)
+    if "recall_check" in ann:
+        if not isinstance(ann["recall_check"], bool):
+            raise r.fail("rewriting.ann.recall_check", f"expected true or false, got {ann['recall_check']!r}")
+        values["ann_recall_check"] = ann["recall_check"]
     chunk = r.mapping(raw.get("chunk") or {}, "rewriting.chunk", {"tokens", "overlap"})
     if "tokens" in chunk:
         values["chunk_tokens"] = r.integer(chunk["tokens"], "rewriting.chunk.tokens", 1)

@@ -92,6 +92,15 @@ def test_hnsw_pools_record_exact_membership_and_exact_equals_brute_force():
         recalls.append(run.dense_exact.mean())
     assert 0.0 < np.mean(recalls) < 1.0  # approximate: the mart rewrite_ann_recall averages these
     assert any(not np.array_equal(a.dense_pos, b.dense_pos) for a, b in zip(runs[42], runs[123]))  # two graphs
+    # recall_check=False: the same pools and lists, no exact search, HNSW flags -1 (written NULL), exact pools all in
+    from ingest.rewriting.tables import _flags
+
+    for seed in (None, 42):
+        searches = [Search((i,), "q", 20, seed, 10) for i in range(len(queries))]
+        unchecked, _ = run_searches(index, searches, queries, scorer=None, lam=1.0, ann=params, recall_check=False)
+        for a, b in zip(unchecked, runs[seed]):
+            assert np.array_equal(a.dense_pos, b.dense_pos) and np.array_equal(a.mmr_pos, b.mmr_pos)
+            assert _flags(a).tolist() == ([1] * 20 if seed is None else [-1] * 20)
 
 
 def test_pools_widen_until_they_hold_k_documents():
@@ -191,11 +200,13 @@ def test_graphs_built_one_or_several_at_once_are_the_same_graphs(tmp_path):
     assert len(saved[1]) == 4 and saved[1] == saved[3]
 
 
-def test_build_workers_is_a_setting_outside_the_fingerprint(tmp_path):
+def test_build_workers_and_recall_check_settings(tmp_path):
     from ingest.rewriting.settings import RewriteSettings
     from ragwh.experiment.config.rewriting import parse_rewriting_config
 
     assert RewriteSettings(ann_build_workers=8).fingerprint() == RewriteSettings().fingerprint()
+    assert "ann_recall_check" not in RewriteSettings().fingerprint()  # the default: as before the setting existed
+    assert RewriteSettings(ann_recall_check=False).fingerprint() != RewriteSettings().fingerprint()
     assert RewriteSettings(ann_m=8).fingerprint() != RewriteSettings().fingerprint()
     with pytest.raises(ValueError, match="ann build_workers must be >= 1"):
         RewriteSettings(ann_build_workers=-1)
@@ -205,3 +216,7 @@ def test_build_workers_is_a_setting_outside_the_fingerprint(tmp_path):
     assert cfg.settings.ann_build_workers == 4
     with pytest.raises(Exception, match=r"rewriting.ann.build_workers: expected an integer >= 1"):
         parse_rewriting_config({**base, "rewriting": {"ann": {"build_workers": 0}}}, tmp_path / "b.yml")
+    cfg = parse_rewriting_config({**base, "rewriting": {"ann": {"recall_check": False}}}, tmp_path / "c.yml")
+    assert cfg.settings.ann_recall_check is False
+    with pytest.raises(Exception, match=r"rewriting.ann.recall_check: expected true or false, got 'no'"):
+        parse_rewriting_config({**base, "rewriting": {"ann": {"recall_check": "no"}}}, tmp_path / "d.yml")

@@ -420,6 +420,10 @@ def test_exact_dense_is_seed_free_and_a_run_owns_its_cell(con, models):
         assert con.execute(f"SELECT DISTINCT strategy, seed FROM {table}").fetchall() == [("S1", 42)], table
     stages = {s for (s,) in con.execute("SELECT DISTINCT stage FROM funnel WHERE starts_with(stage, 'rewrite')").fetchall()}
     assert stages == {"rewrite:tiny-embedder:S1:42", "rewrite_qrels:tiny-embedder"}
+    # under hnsw without the recall check: the pools' in_exact is NULL (not checked), every pool graph-searched
+    _run(con, models, ScriptedBackend(respond), reranker=False, settings=RewriteSettings(
+        strategies=("S1",), seeds=(42,), chunk_tokens=64, chunk_overlap=16, ann_recall_check=False))
+    assert con.execute("SELECT DISTINCT ann_seed, in_exact FROM rewrite_text_runs WHERE stage = 'dense'").fetchall() == [(42, None)]
 
 
 def test_changed_texts_remove_another_rerankers_rows_of_them(con, models):
