@@ -34,7 +34,7 @@ from ingest.retrieval.embedders import EmbedderSpec, auto_device, check_loaded_p
 from ingest.retrieval.memory import check_memory, texts_memory
 from ingest.retrieval.progress import progress_bar
 from ingest.retrieval.truncation import count_missing
-from warehouse.db import transaction
+from warehouse.db import bulk_appends, transaction
 
 QUERY_HASH_PREFIX = "[query] "
 #: Commit the embeddings computed so far after this many texts ...
@@ -245,7 +245,8 @@ def embed_texts(
     write_batch = COMMIT_TEXTS if write_batch is None else write_batch
     commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
     step = max(1, min(batch_size, write_batch))
-    with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance:
+    with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance, \
+            bulk_appends(con):
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
         for start in range(0, len(encoded), step):
             stop = min(start + step, len(encoded))

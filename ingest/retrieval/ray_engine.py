@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
+from warehouse.db import bulk_appends
 
 #: Test hook: a path; the first actor call that finds no file there creates it and kills its worker process
 #: (read by the driver when a job starts and passed to the actors), so a test can kill a worker mid-job.
@@ -211,7 +212,8 @@ def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, set
     ray = connect(settings)
     inputs = spec.format_inputs(todo.texts, todo.is_query)
     ds = embed_dataset(ray, inputs, settings, spec, max(1, write_batch))
-    with progress_bar(f"embedding with {spec.name} on Ray", total=len(inputs), enabled=show_progress) as advance:
+    with progress_bar(f"embedding with {spec.name} on Ray", total=len(inputs), enabled=show_progress) as advance, \
+            bulk_appends(con):
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
         for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
             vectors = np.asarray(batch["vector"], dtype=np.float32)

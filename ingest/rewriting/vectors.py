@@ -17,6 +17,7 @@ import numpy as np
 from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, l2_normalize, store_embeddings, stored_dimension
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
+from warehouse.db import bulk_appends
 
 WRITE_BATCH = 256
 FETCH_BLOCK = 50_000  # keys above which fetch_vectors scans the embedder's rows instead of joining
@@ -59,7 +60,8 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
             raise ValueError(f"the warehouse holds {have}-dimensional vectors for {embedder.spec.name!r} but the model "
                              f"gives {dim}: delete them (DELETE FROM embeddings WHERE embedder = ...) or rename the embedder")
         inputs = embedder.spec.format_inputs([unique[k][0] for k in todo], [unique[k][1] for k in todo])
-        with progress_bar(f"{label} with {embedder.spec.name}", total=len(todo), enabled=show_progress) as advance:
+        with progress_bar(f"{label} with {embedder.spec.name}", total=len(todo), enabled=show_progress) as advance, \
+                bulk_appends(con):
             for start in range(0, len(todo), WRITE_BATCH):
                 part = inputs[start:start + WRITE_BATCH]
                 vectors = model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,

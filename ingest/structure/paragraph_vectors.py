@@ -17,6 +17,7 @@ import pyarrow as pa
 from ingest.retrieval.embed import l2_normalize, store_embeddings
 from ingest.retrieval.embedders import EmbedderSpec, check_loaded_precision, resolve_embedder
 from ingest.retrieval.progress import progress_bar
+from warehouse.db import bulk_appends
 
 
 def text_hash(text: str) -> str:
@@ -64,7 +65,8 @@ def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embe
     if todo:
         model = model if model is not None else spec.load()
         order = sorted(todo, key=lambda h: (-len(todo[h]), h))  # longest first: little padding per batch
-        with progress_bar(f"embedding paragraphs with {spec.name}", total=len(order), enabled=show_progress) as advance:
+        with progress_bar(f"embedding paragraphs with {spec.name}", total=len(order), enabled=show_progress) as advance, \
+                bulk_appends(con):
             for lo in range(0, len(order), write_batch):
                 keys = order[lo:lo + write_batch]
                 inputs = spec.format_inputs([todo[h] for h in keys], [False] * len(keys))

@@ -3,6 +3,7 @@ and a command that may not create the warehouse never does."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -172,3 +173,39 @@ def test_release_cached_memory_leaves_an_in_memory_database_alone():
     before = _duckdb_bytes(con)
     assert not release_cached_memory(con)
     assert _duckdb_bytes(con) == before and con.execute("SELECT count(*) FROM big").fetchall()[0][0] == 300_000
+
+
+def test_bulk_appends_checkpoints_less_often_then_once_and_gives_the_threshold_back(tmp_path):
+    from warehouse.db import BULK_CHECKPOINT_THRESHOLD, bulk_appends
+
+    con = connect(tmp_path / "w.duckdb")
+    wal = tmp_path / "w.duckdb.wal"
+    default = con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
+    con.execute("CREATE TABLE t (v DOUBLE[])")
+    with bulk_appends(con):
+        assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] != default
+        for _ in range(20):  # ~20 MiB of committed rows: over DuckDB's 16 MiB, under the bulk threshold
+            con.execute("INSERT INTO t SELECT [random() FOR j IN range(128)] FROM range(1024)")
+        assert wal.stat().st_size > 16 * 2 ** 20  # no checkpoint yet: the rows wait in the log
+    assert not wal.exists() or wal.stat().st_size < 2 ** 20  # one checkpoint at the end
+    assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] == default
+    assert con.execute("SELECT count(*) FROM t").fetchall()[0][0] == 20 * 1024
+    con.execute("SET checkpoint_threshold = '100MB'")  # set by someone: left alone
+    shown = con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
+    with bulk_appends(con):
+        assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] == shown
+    assert BULK_CHECKPOINT_THRESHOLD == "256MiB"
+
+
+def test_rows_committed_under_bulk_appends_survive_a_killed_process(tmp_path):
+    """A job killed between checkpoints keeps every committed batch: DuckDB replays its log on the next open."""
+    script = ("import sys, os; from warehouse.db import connect, bulk_appends\n"
+              "con = connect(sys.argv[1]); con.execute('CREATE TABLE t (i INTEGER)')\n"
+              "with bulk_appends(con):\n"
+              "    for b in range(5): con.execute(f'INSERT INTO t SELECT {b} * 100 + range FROM range(100)')\n"
+              "    print('committed', flush=True); os._exit(9)  # killed: no checkpoint, no close\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "w.duckdb")], capture_output=True, text=True,
+                         cwd=str(Path(__file__).resolve().parents[2]))
+    assert out.returncode == 9 and "committed" in out.stdout, out.stderr
+    con = connect(tmp_path / "w.duckdb")
+    assert con.execute("SELECT count(*), count(DISTINCT i) FROM t").fetchall()[0] == (500, 500)
