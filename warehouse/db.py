@@ -123,26 +123,39 @@ def discard_if_empty(path: str | os.PathLike | None) -> bool:
 
 def release_cached_memory(con: duckdb.DuckDBPyConnection, floor: str = "64MiB") -> bool:
     """Hand back the memory DuckDB keeps after reads (cached table blocks and freed buffers): lower
-    ``memory_limit`` to ``floor``, then ``RESET`` it. DuckDB evicts cached blocks only when it needs memory
-    itself or when its limit is lowered (duckdb/duckdb#25871 describes both paths), so a stage that
-    reads much of the warehouse and then allocates outside DuckDB (HNSW graphs) calls this in between;
-    at 32K synthetic EnterpriseRAG documents it frees ~0.4 GiB. Blocks still pinned by an open result
-    stay; nothing is written, and the next query reads what it needs again. Returns whether it ran.
+    ``memory_limit`` to ``floor``, then ``RESET`` it (:func:`memory_capped` with nothing inside). DuckDB evicts
+    cached blocks only when it needs memory itself or when its limit is lowered (duckdb/duckdb#25871
+    describes both paths), so a stage that reads much of the warehouse and then allocates outside DuckDB
+    (HNSW graphs) calls this in between; at 32K synthetic EnterpriseRAG documents it frees ~0.4 GiB. Blocks
+    still pinned by an open result stay; nothing is written, and the next query reads what it needs again.
+    Returns whether it ran (see :func:`memory_capped` for when it does not)."""
+    with memory_capped(con, floor) as capped:
+        return capped
 
-    Only DuckDB's default limit is touched (it reads the same as a fresh database's, and ``RESET`` gives it
-    back exactly): a limit someone set, or none (``-1``), reads back rounded or not at all, so it is left
-    alone, and so is an in-memory database (its tables live in those buffers: evicting them would write
-    them to a temporary folder). While the limit is lowered, another thread's query on the same database
-    could run out of memory: call it where the stage is the database's only user."""
+
+@contextlib.contextmanager
+def memory_capped(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[bool]:
+    """Run a block with DuckDB's ``memory_limit`` lowered to ``limit``, then ``RESET`` it: a long streaming
+    read inside keeps at most ``limit`` of the blocks it read cached (DuckDB evicts the oldest as it goes)
+    instead of every block of the table. Yields whether the limit was lowered: only DuckDB's default limit
+    is touched (it reads the same as a fresh database's, and ``RESET`` gives it back exactly: a limit someone
+    set, or none, reads back rounded or not at all, so it is left alone), only on a file database (an
+    in-memory database's tables live in those buffers: evicting them would write them to a temporary
+    folder), and not when more than ``limit`` is pinned already (DuckDB refuses; what it could evict, it
+    did). While the limit is lowered another thread's query on the same database could run out of memory:
+    use it where the stage is the database's only user."""
     if not _file_backed(con) or not _at_default(con, "memory_limit"):
-        return False
+        yield False
+        return
     try:
-        con.execute(f"SET memory_limit = '{floor}'")
+        con.execute(f"SET memory_limit = '{limit}'")
+        lowered = True
     except duckdb.Error:
-        pass  # more than the floor is pinned: what could be evicted was (DuckDB evicts before it refuses)
+        lowered = False
+    try:
+        yield lowered
     finally:
         con.execute("RESET memory_limit")
-    return True
 
 
 def _file_backed(con: duckdb.DuckDBPyConnection) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, l2_normalize, store_embeddings, stored_dimension
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
-from warehouse.db import bulk_appends
+from warehouse.db import bulk_appends, memory_capped, release_cached_memory
 
 WRITE_BATCH = 256
 FETCH_BLOCK = 50_000  # keys above which fetch_vectors scans the embedder's rows instead of joining
@@ -69,6 +69,7 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
                 store_embeddings(con, embedder.spec.name, todo[start:start + WRITE_BATCH], l2_normalize(vectors))
                 embedder.encoded += len(part)
                 advance(len(part))
+        release_cached_memory(con)  # what DuckDB kept of the rows just written, before the matrix is read
     return fetch_vectors(con, embedder.spec.name, keys), keys
 
 
@@ -116,6 +117,7 @@ def fetch_vectors(con, embedder: str, keys: list[str], block: int = FETCH_BLOCK)
 
 
 SCAN_ROWS = 16_384  # rows per Arrow batch of the streamed scan
+SCAN_CACHE = "512MiB"  # DuckDB's memory limit during the scan (warehouse.db.memory_capped)
 
 
 def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
@@ -123,8 +125,6 @@ def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
     read in Arrow batches of :data:`SCAN_ROWS`; each batch's hashes are looked up in the keys sorted once
     (``numpy.searchsorted`` over fixed-width bytes) and its vectors copied to every position of their key
     (a text shared by two chunks fills both rows)."""
-    import warnings
-
     # one byte wider than the longest key: a longer stored hash cut to this width never equals a key
     width = max(len(k.encode("utf-8")) for k in keys) + 1
     wanted = np.array([k.encode("utf-8") for k in keys], dtype=f"S{width}")
@@ -132,30 +132,35 @@ def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
     wanted = wanted[order]  # sorted; wanted[j] is keys[order[j]]
     out: np.ndarray | None = None
     filled = np.zeros(len(keys), dtype=bool)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
-        reader = con.execute("SELECT text_hash, vector FROM embeddings WHERE embedder = ?",
-                             [embedder]).to_arrow_reader(SCAN_ROWS)
-    for batch in reader:
-        hashes = np.array([h.encode("utf-8") for h in batch.column(0).to_pylist()], dtype=f"S{width}")
-        lo = np.searchsorted(wanted, hashes, "left")
-        count = np.searchsorted(wanted, hashes, "right") - lo
-        if not count.any():
-            continue
-        rows = np.repeat(np.arange(len(hashes)), count)  # batch row of each (row, position) pair
-        firsts = np.cumsum(count) - count
-        positions = order[np.repeat(lo, count) + np.arange(len(rows)) - np.repeat(firsts, count)]
-        new = ~filled[positions]
-        positions, first = np.unique(positions[new], return_index=True)  # a key twice in a batch: its first row
-        rows = rows[new][first]
-        if not len(rows):
-            continue
-        values = batch.column(1).flatten().to_numpy(zero_copy_only=False).reshape(len(hashes), -1)
-        if out is None:
-            out = np.empty((len(keys), values.shape[1]), dtype=np.float32)
-        out[positions] = values[rows]
-        filled[positions] = True
+    with memory_capped(con, SCAN_CACHE):  # the table's blocks are not all kept cached
+        # a relation's reader streams without the extra copy of a DB-API result's
+        reader = con.sql("SELECT text_hash, vector FROM embeddings WHERE embedder = ?",
+                         params=[embedder]).to_arrow_reader(SCAN_ROWS)
+        for batch in reader:
+            out = _place(batch, wanted, order, width, filled, out, len(keys))
     missing = int((~filled).sum())
     if missing:
         raise ValueError(f"{missing} texts have no {embedder!r} vector")
+    return out
+
+
+def _place(batch, wanted: np.ndarray, order: np.ndarray, width: int, filled: np.ndarray, out: np.ndarray | None,
+           n_keys: int) -> np.ndarray | None:
+    """Copy one Arrow batch's vectors to every position of their keys not filled yet (:func:`_scan_vectors`)."""
+    hashes = np.array([h.encode("utf-8") for h in batch.column(0).to_pylist()], dtype=f"S{width}")
+    lo = np.searchsorted(wanted, hashes, "left")
+    count = np.searchsorted(wanted, hashes, "right") - lo
+    rows = np.repeat(np.arange(len(hashes)), count)  # batch row of each (row, position) pair
+    firsts = np.cumsum(count) - count
+    positions = order[np.repeat(lo, count) + np.arange(len(rows)) - np.repeat(firsts, count)]
+    new = ~filled[positions]
+    positions, first = np.unique(positions[new], return_index=True)  # a key twice in a batch: its first row
+    rows = rows[new][first]
+    if not len(rows):
+        return out
+    values = batch.column(1).flatten().to_numpy(zero_copy_only=False).reshape(len(hashes), -1)
+    if out is None:
+        out = np.empty((n_keys, values.shape[1]), dtype=np.float32)
+    out[positions] = values[rows]
+    filled[positions] = True
     return out

@@ -209,3 +209,23 @@ def test_rows_committed_under_bulk_appends_survive_a_killed_process(tmp_path):
     assert out.returncode == 9 and "committed" in out.stdout, out.stderr
     con = connect(tmp_path / "w.duckdb")
     assert con.execute("SELECT count(*), count(DISTINCT i) FROM t").fetchall()[0] == (500, 500)
+
+
+def test_memory_capped_bounds_what_a_long_read_keeps_cached(tmp_path):
+    import duckdb
+
+    from warehouse.db import memory_capped
+
+    con = connect(tmp_path / "w.duckdb")
+    con.execute("CREATE TABLE big AS SELECT i, [hash(i * 64 + j) FOR j IN range(64)] AS v FROM range(200000) t(i)")
+    con.execute("CHECKPOINT")
+    con.execute("SET memory_limit = '1GiB'")
+    con.execute("RESET memory_limit")  # a fresh start: nothing cached
+    default = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    with memory_capped(con, "16MiB") as capped:
+        assert capped and con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "16.0 MiB"
+        total = sum(b.num_rows for b in con.sql("SELECT v FROM big").to_arrow_reader(8192))
+        assert total == 200_000 and _duckdb_bytes(con) <= 16 * 2 ** 20  # ~100 MB read, at most 16 MiB kept
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == default
+    with duckdb.connect() as memory, memory_capped(memory, "16MiB") as capped:
+        assert not capped  # an in-memory database is left alone
