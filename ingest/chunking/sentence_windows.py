@@ -134,81 +134,13 @@ def document_windows(text: str, paragraphs: list[tuple[int, int]], chunk_tokens:
     return [(bounds[a], bounds[b]) for a, b in windows], int(np.sum(np.asarray(tokens) > chunk_tokens))
 
 
-#: corpora with fewer documents are chunked in this process (starting worker processes costs more than it saves)
-PARALLEL_MIN_DOCS = 2_000
-#: shards per worker process (a shard is a run of documents of about equal text length: balances the workers)
-SHARDS_PER_WORKER = 4
-
-#: one document's result: (body tokens, windows ``(char_start, char_end)``, oversized units, tokens per window)
-DocWindows = tuple[int, list[tuple[int, int]], int, list[int]]
-
-
-def chunk_shard(items: list[tuple[str, list[tuple[int, int]]]], chunk_tokens: int, overlap: int,
-                tokenizer: str | None) -> list[DocWindows]:
-    """The windows of each document ``(text, paragraphs)`` of a shard (rules 1-4 of the module doc), with
-    each window's content tokens (the stripped text counted; a document within ``chunk_tokens`` tokens is
-    one chunk whose count is its body's). A function of the documents alone, so any split of a corpus into
-    shards gives the same rows (token counts do not depend on the batch a text is counted in)."""
-    bodies = [text[paragraphs[0][0]:paragraphs[-1][1]].strip() for text, paragraphs in items]
-    out: list[DocWindows] = []
-    long_spans: list[str] = []
-    for (text, paragraphs), body in zip(items, count_tokens(bodies, tokenizer).tolist()):
-        if body <= chunk_tokens:  # rule 4: the whole body, counted whole (as LlamaIndex does)
-            out.append((body, [(paragraphs[0][0], paragraphs[-1][1])], 0, [body]))
-            continue
-        windows, big = document_windows(text, paragraphs, chunk_tokens, overlap, tokenizer)
-        out.append((body, windows, big, []))
-        long_spans += [text[a:b].strip() for a, b in windows]
-    counts = iter(count_tokens(long_spans, tokenizer).tolist())
-    for body, windows, _, tokens in out:
-        if not tokens:
-            tokens.extend(next(counts) for _ in windows)
-    return out
-
-
-def _shards(items: list, lengths: list[int], n_shards: int) -> list[list]:
-    """Consecutive runs of ``items`` of about ``sum(lengths) / n_shards`` characters each, in order."""
-    target = max(1, sum(lengths) // max(n_shards, 1))
-    shards, current, size = [], [], 0
-    for item, length in zip(items, lengths):
-        current.append(item)
-        size += length
-        if size >= target:
-            shards.append(current)
-            current, size = [], 0
-    return shards + ([current] if current else [])
-
-
-def chunk_documents(items: list[tuple[str, list[tuple[int, int]]]], chunk_tokens: int, overlap: int,
-                    tokenizer: str | None, workers: int | None = None) -> list[DocWindows]:
-    """:func:`chunk_shard` of every document, in order, over ``workers`` processes (default: the usable cores
-    when there are at least :data:`PARALLEL_MIN_DOCS` documents, else this process). The processes are
-    spawned (not forked: the tokenizer's thread pool and the open warehouse stay in the parent) and each
-    loads the tokenizer once; the rows are the same for any number of workers (tested)."""
-    from ingest.retrieval.memory import usable_cores
-
-    workers = workers or (usable_cores() if len(items) >= PARALLEL_MIN_DOCS else 1)
-    if workers <= 1 or len(items) < 2:
-        return chunk_shard(items, chunk_tokens, overlap, tokenizer)
-    import functools
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    shards = _shards(items, [len(text) for text, _ in items], workers * SHARDS_PER_WORKER)
-    job = functools.partial(chunk_shard, chunk_tokens=chunk_tokens, overlap=overlap, tokenizer=tokenizer)
-    with ProcessPoolExecutor(min(workers, len(shards)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        return [doc for part in pool.map(job, shards) for doc in part]
-
-
 def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer: str | None = None, *,
-                         chunk_tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS,
-                         workers: int | None = None) -> dict:
+                         chunk_tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS) -> dict:
     """Build and load the ``sentence:<chunk_tokens>/<overlap>`` chunks of every document of ``corpus``.
 
     Replaces, in one transaction, the chunkset's ``chunks``, ``chunkset_docs`` and ``title`` prefixes of
     the corpus's documents and of documents no longer in ``documents``, and the funnel stage
     ``chunk_sentence`` (input documents, ``single_chunk``, ``multi_chunk``, ``oversized_unit``).
-    ``workers``: processes that cut the windows (:func:`chunk_documents`; default: automatic).
     Returns the counts and the stage's seconds."""
     started = time.perf_counter()
     chunkset = chunkset_name(chunk_tokens, overlap)
@@ -217,17 +149,24 @@ def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer:
     if not docs:
         raise IngestError("warehouse", f"corpus {corpus}", "no documents to chunk",
                           "load the corpus first with `ragwh ingest ...`")
+    # rule 4: a body of at most chunk_tokens tokens is one chunk (counted whole, as LlamaIndex does)
     order = sorted(docs)
-    results = chunk_documents([(docs[d].text, docs[d].paragraphs) for d in order], chunk_tokens, overlap, tok, workers)
+    bodies = [docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in order]
+    body_tokens = dict(zip(order, count_tokens(bodies, tok).tolist()))
     rows: list[tuple[str, int, int, int]] = []
-    tokens: list[int] = []
     oversized = multi = 0
-    for doc_id, (_, windows, big, counts) in zip(order, results):
+    for doc_id in order:
+        doc = docs[doc_id]
+        if body_tokens[doc_id] <= chunk_tokens:
+            rows.append((doc_id, 0, doc.paragraphs[0][0], doc.paragraphs[-1][1]))
+            continue
+        windows, big = document_windows(doc.text, doc.paragraphs, chunk_tokens, overlap, tok)
         rows.extend((doc_id, k, s, e) for k, (s, e) in enumerate(windows))
-        tokens += counts
         oversized += big
         multi += len(windows) > 1
-    content_tokens = np.array(tokens, dtype=np.int64)
+    long_rows = [i for i, (d, _, _, _) in enumerate(rows) if body_tokens[d] > chunk_tokens]
+    content_tokens = np.array([body_tokens[d] for d, _, _, _ in rows], dtype=np.int64)
+    content_tokens[long_rows] = count_tokens([docs[rows[i][0]].text[rows[i][2]:rows[i][3]].strip() for i in long_rows], tok)
     prefixes = [title_prefix(docs[d].title) for d, _, _, _ in rows]
     unique = sorted(set(prefixes))
     prefix_tokens = dict(zip(unique, count_tokens(unique, tok).tolist()))

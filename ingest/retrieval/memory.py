@@ -56,13 +56,6 @@ def max_memory_fraction() -> float:
     return value
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (all of them where the platform cannot say): what a job that
-    splits its work over processes or threads sizes itself by."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
-
-
 def available_bytes() -> int:
     """Memory available to a new allocation without swapping (``MemAvailable``)."""
     import psutil

@@ -22,8 +22,8 @@ import numpy as np
 
 from ingest.retrieval.embed import arrow_query, stored_dimension
 from ingest.retrieval import memory
-from ingest.retrieval.memory import check_memory, graph_memory, index_memory, usable_cores
-from ingest.rewriting.ann import AnnParams, graph_folder
+from ingest.retrieval.memory import check_memory, graph_memory, index_memory
+from ingest.rewriting.ann import AnnParams, graph_folder, usable_cores
 from ingest.rewriting.vectors import Embedder, fetch_vectors, stored_keys, text_key, text_vectors
 from warehouse.db import release_cached_memory
 

@@ -109,27 +109,3 @@ def test_no_chunking_condition_selects_the_sentence_windows():
     with open(PROJECT_ROOT / "seeds" / "conditions.csv", newline="") as fh:
         chunkings = {row["chunking"] for row in csv.DictReader(fh)}
     assert chunkings == {"fixed", "structural", "doc"}  # int_condition_chunks maps these to fixed | structural:* | doc
-
-
-def test_worker_processes_give_the_same_rows(con):
-    """chunk_documents over 2 spawned processes (shards of a few documents each) equals this process's result,
-    short, long and run-on documents alike; the stage writes the same rows either way."""
-    from ingest.chunking.documents import read_documents
-    from ingest.chunking.sentence_windows import _shards, chunk_documents
-
-    insert_doc(con, "demo/short", "Short", [(1, "Intro", ["A short body. Two sentences."])])
-    for i in range(5):
-        insert_doc(con, f"demo/long{i}", "Long", [(1, "Intro", [_sentences(6, 8, i)]), (1, "Rest", [_sentences(6, 8, i + 3)])])
-    insert_doc(con, "demo/run-on", "Run on", [(1, "Intro", [" ".join(f"token{j}" for j in range(300)) + "."])])
-    docs = read_documents(con, "demo")
-    items = [(docs[d].text, docs[d].paragraphs) for d in sorted(docs)]
-    alone = chunk_documents(items, 60, 25, None, workers=1)
-    assert chunk_documents(items, 60, 25, None, workers=2) == alone
-    assert sum(len(w) > 1 for _, w, _, _ in alone) == 6 and all(len(t) == len(w) for _, w, _, t in alone)
-    assert [len(s) for s in _shards(list("abcdef"), [1, 1, 1, 1, 1, 1], 3)] == [2, 2, 2]
-    assert [len(s) for s in _shards(list("abc"), [10, 1, 1], 2)] == [1, 2]
-    query = "SELECT chunk_id, char_start, char_end, content_tokens FROM chunks WHERE chunkset = 'sentence:60/25' ORDER BY 1"
-    sentence_chunk_stage(con, "demo", chunk_tokens=60, overlap=25, workers=1)
-    one = con.execute(query).fetchall()
-    sentence_chunk_stage(con, "demo", chunk_tokens=60, overlap=25, workers=2)
-    assert con.execute(query).fetchall() == one and len(one) > 12

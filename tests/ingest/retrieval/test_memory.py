@@ -73,7 +73,7 @@ def test_dense_index_too_large_is_refused_before_it_is_read(con, monkeypatch):
 
     texts = chunk_texts(con, "towns", "sentence:64/16")[2]  # the texts the index would hold
     n, chars = len(texts), sum(map(len, texts))
-    from ingest.retrieval.memory import usable_cores
+    from ingest.rewriting.ann import usable_cores
     from ingest.rewriting.index import AUTO_GRAPH_WORKERS
 
     need, workers = check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams(), build_workers=2)
