@@ -179,9 +179,9 @@ BULK_CHECKPOINT_THRESHOLD = "256MiB"
 def bulk_appends(con: duckdb.DuckDBPyConnection, threshold: str = BULK_CHECKPOINT_THRESHOLD) -> Iterator[None]:
     """While a job commits many small batches (embedding jobs: one per 256 texts), checkpoint after every
     ``threshold`` of write-ahead log instead of DuckDB's 16 MiB, then once at the end. A checkpoint's cost
-    grows with the table it writes to (duckdb/duckdb#7709; measured here: the slowest commit of 256 vectors
-    took 152 ms into an empty ``embeddings`` table and 804 ms into one of 320K rows), so 16 MiB checkpoints
-    made a job of 1.2M vectors grow faster than its rows. Every batch is still committed on its own (an
+    grows with the table it writes to (duckdb/duckdb#7709; measured here beside a running benchmark: the
+    slowest of 60 commits of 256 vectors took 152 ms into an empty ``embeddings`` table and 804 ms into one of
+    320K rows), so 16 MiB checkpoints made a job of 1.2M vectors grow faster than its rows. Every batch is still committed on its own (an
     interrupted job keeps them: DuckDB replays the log on the next open); up to ``threshold`` of committed
     rows waits in memory and in the log between checkpoints. A threshold someone set is left alone
     (:func:`_at_default`), as is an in-memory database (it never checkpoints)."""
