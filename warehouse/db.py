@@ -154,8 +154,13 @@ def memory_capped(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[bool]:
         lowered = False
     try:
         yield lowered
-    finally:
-        con.execute("RESET memory_limit")
+    except BaseException:
+        try:
+            con.execute("RESET memory_limit")
+        except duckdb.Error:
+            pass  # e.g. a result still open on the connection: the block's own error is the one to see
+        raise
+    con.execute("RESET memory_limit")
 
 
 def _file_backed(con: duckdb.DuckDBPyConnection) -> bool:
@@ -195,8 +200,10 @@ def bulk_appends(con: duckdb.DuckDBPyConnection, threshold: str = BULK_CHECKPOIN
         con.execute("RESET checkpoint_threshold")
     try:
         con.execute("CHECKPOINT")
-    except duckdb.Error:
-        pass  # another connection holds a transaction: the next commit over 16 MiB of log checkpoints instead
+    except duckdb.TransactionException as exc:
+        if "current transaction" in str(exc):
+            raise  # the caller's own open transaction: never swallowed (DuckDB aborts it)
+        # another connection holds a transaction: the next commit over 16 MiB of log checkpoints instead
 
 
 @contextlib.contextmanager

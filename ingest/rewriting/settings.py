@@ -140,10 +140,11 @@ class RewriteSettings:
 
     def fingerprint(self) -> str:
         """Canonical JSON of every field that can change a row (part of the stage fingerprint): all but
-        ``ann_build_workers``; ``ann_recall_check`` only when false (the stage always checked before the setting
-        existed, so a warehouse built then is not rebuilt for it)."""
+        ``ann_build_workers``; ``ann_recall_check`` only when false under ``dense: hnsw`` (the stage always
+        checked before the setting existed, so the settings' JSON of a default run is what it was; under
+        ``dense: exact`` no pool is checked either way)."""
         fields = dataclasses.asdict(self)
         del fields["ann_build_workers"]
-        if fields["ann_recall_check"]:
+        if fields["ann_recall_check"] or fields["dense"] == "exact":
             del fields["ann_recall_check"]
         return json.dumps(fields, sort_keys=True)

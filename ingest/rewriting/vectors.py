@@ -136,8 +136,11 @@ def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
         # a relation's reader streams without the extra copy of a DB-API result's
         reader = con.sql("SELECT text_hash, vector FROM embeddings WHERE embedder = ?",
                          params=[embedder]).to_arrow_reader(SCAN_ROWS)
-        for batch in reader:
-            out = _place(batch, wanted, order, width, filled, out, len(keys))
+        try:
+            for batch in reader:
+                out = _place(batch, wanted, order, width, filled, out, len(keys))
+        finally:
+            reader.close()  # an open reader blocks the connection: the limit could not be given back
     missing = int((~filled).sum())
     if missing:
         raise ValueError(f"{missing} texts have no {embedder!r} vector")

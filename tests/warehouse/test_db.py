@@ -155,7 +155,7 @@ def test_release_cached_memory_evicts_what_a_read_cached_and_restores_the_limit(
     assert _duckdb_bytes(con) < cached / 4
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit
     assert con.execute("SELECT sum(len(v)) FROM big").fetchall()[0][0] == 6_400_000  # read again as needed
-    for own in ("12GB", "-1"):  # a limit someone set (it reads back rounded: "11.1 GiB"), or none: left alone
+    for own in ("1234MB", "-1"):  # a limit someone set (it reads back rounded: "1.1 GiB"), or none: left alone
         con.execute(f"SET memory_limit = '{own}'")
         shown = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         assert not release_cached_memory(con, floor="4MiB")
@@ -195,6 +195,13 @@ def test_bulk_appends_checkpoints_less_often_then_once_and_gives_the_threshold_b
     with bulk_appends(con):
         assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] == shown
     assert BULK_CHECKPOINT_THRESHOLD == "256MiB"
+    con.execute("RESET checkpoint_threshold")
+    import duckdb
+
+    con.execute("BEGIN")  # a caller's own open transaction: its final checkpoint fails loudly, never silently
+    with pytest.raises(duckdb.TransactionException, match="current transaction"), bulk_appends(con):
+        con.execute("INSERT INTO t VALUES ([1.0])")
+    con.execute("ROLLBACK")
 
 
 def test_rows_committed_under_bulk_appends_survive_a_killed_process(tmp_path):
@@ -205,7 +212,7 @@ def test_rows_committed_under_bulk_appends_survive_a_killed_process(tmp_path):
               "    for b in range(5): con.execute(f'INSERT INTO t SELECT {b} * 100 + range FROM range(100)')\n"
               "    print('committed', flush=True); os._exit(9)  # killed: no checkpoint, no close\n")
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "w.duckdb")], capture_output=True, text=True,
-                         cwd=str(Path(__file__).resolve().parents[2]))
+                         cwd=str(Path(__file__).resolve().parents[2]), timeout=120)
     assert out.returncode == 9 and "committed" in out.stdout, out.stderr
     con = connect(tmp_path / "w.duckdb")
     assert con.execute("SELECT count(*), count(DISTINCT i) FROM t").fetchall()[0] == (500, 500)
@@ -222,10 +229,13 @@ def test_memory_capped_bounds_what_a_long_read_keeps_cached(tmp_path):
     con.execute("SET memory_limit = '1GiB'")
     con.execute("RESET memory_limit")  # a fresh start: nothing cached
     default = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    with memory_capped(con, "16MiB") as capped:
-        assert capped and con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "16.0 MiB"
+    with memory_capped(con, "32MiB") as capped:
+        assert capped and con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "32.0 MiB"
         total = sum(b.num_rows for b in con.sql("SELECT v FROM big").to_arrow_reader(8192))
-        assert total == 200_000 and _duckdb_bytes(con) <= 16 * 2 ** 20  # ~100 MB read, at most 16 MiB kept
+        assert total == 200_000 and _duckdb_bytes(con) <= 32 * 2 ** 20  # ~100 MB read, at most 32 MiB kept
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == default
+    with pytest.raises(ZeroDivisionError), memory_capped(con, "32MiB"):  # the block's error, and the limit back
+        1 / 0
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == default
     with duckdb.connect() as memory, memory_capped(memory, "16MiB") as capped:
         assert not capped  # an in-memory database is left alone

@@ -76,6 +76,8 @@ def test_dense_index_too_large_is_refused_before_it_is_read(con, monkeypatch):
     from ingest.rewriting.ann import usable_cores
     from ingest.rewriting.index import AUTO_GRAPH_WORKERS
 
+    monkeypatch.setattr(memory, "max_memory_fraction", lambda: 0.8)  # whatever the environment configures
+
     need, workers = check_index_memory(con, "towns", "sentence:64/16", "tiny", AnnParams(), build_workers=2)
     # the estimate counts chunk spans before the whitespace around them is stripped
     exact = index_memory(n, 384, chars, hnsw_m=16, graphs=2)

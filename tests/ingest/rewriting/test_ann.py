@@ -207,6 +207,8 @@ def test_build_workers_and_recall_check_settings(tmp_path):
     assert RewriteSettings(ann_build_workers=8).fingerprint() == RewriteSettings().fingerprint()
     assert "ann_recall_check" not in RewriteSettings().fingerprint()  # the default: as before the setting existed
     assert RewriteSettings(ann_recall_check=False).fingerprint() != RewriteSettings().fingerprint()
+    exact = dict(dense="exact", strategies=("S1",))  # no pool is checked under exact search either way
+    assert RewriteSettings(ann_recall_check=False, **exact).fingerprint() == RewriteSettings(**exact).fingerprint()
     assert RewriteSettings(ann_m=8).fingerprint() != RewriteSettings().fingerprint()
     with pytest.raises(ValueError, match="ann build_workers must be >= 1"):
         RewriteSettings(ann_build_workers=-1)
