@@ -186,10 +186,10 @@ def bulk_appends(con: duckdb.DuckDBPyConnection, threshold: str = BULK_CHECKPOIN
     ``threshold`` of write-ahead log instead of DuckDB's 16 MiB, then once at the end. A checkpoint's cost
     grows with the table it writes to (duckdb/duckdb#7709; measured here beside a running benchmark: the
     slowest of 60 commits of 256 vectors took 152 ms into an empty ``embeddings`` table and 804 ms into one of
-    320K rows), so 16 MiB checkpoints made a job of 1.2M vectors grow faster than its rows. Every batch is still committed on its own (an
-    interrupted job keeps them: DuckDB replays the log on the next open); up to ``threshold`` of committed
-    rows waits in memory and in the log between checkpoints. A threshold someone set is left alone
-    (:func:`_at_default`), as is an in-memory database (it never checkpoints)."""
+    320K rows), so 16 MiB checkpoints made a job of 1.2M vectors grow faster than its rows. Every batch is
+    still committed on its own (an interrupted job keeps them: DuckDB replays the log on the next open); up
+    to ``threshold`` of committed rows waits in memory and in the log between checkpoints. A threshold
+    someone set is left alone (:func:`_at_default`), as is an in-memory database (it never checkpoints)."""
     if not _file_backed(con) or not _at_default(con, "checkpoint_threshold"):
         yield
         return

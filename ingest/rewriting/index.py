@@ -129,8 +129,8 @@ def check_index_memory(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: st
     workers = 0
     if ann is not None:
         graph = graph_memory(n, dim, ann.m)
-        workers = build_workers or max(1, min(usable_cores(), AUTO_GRAPH_WORKERS,
-                                              int((memory.max_memory_fraction() * memory.available_bytes() - base) // max(graph, 1))))
+        allowed = memory.max_memory_fraction() * memory.available_bytes()
+        workers = build_workers or max(1, min(usable_cores(), AUTO_GRAPH_WORKERS, int((allowed - base) // max(graph, 1))))
         base += workers * graph
     check_memory(base, f"the dense index of {corpus!r} ({n:,} chunks x {dim} dimensions, float32 matrix, chunk "
                        f"{'texts' if keep_texts else 'keys'}"
@@ -173,5 +173,6 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     # fetchall, not fetchone: a partly fetched result would block the connection's next statement
     warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     return ChunkIndex(np.array(chunk_ids, dtype=object), documents[codes], codes.astype(np.int64),
-                      documents, texts, vectors, graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name,
-                                                              chunkset), graph_workers=max(workers, 1))
+                      documents, texts, vectors,
+                      graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset),
+                      graph_workers=max(workers, 1))
