@@ -163,9 +163,15 @@ def memory_capped(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[bool]:
     con.execute("RESET memory_limit")
 
 
-def _file_backed(con: duckdb.DuckDBPyConnection) -> bool:
+def warehouse_file(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of the connection's current database (None: an in-memory database)."""
+    # fetchall, not fetchone: a partly fetched result would block the connection's next statement
     path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
-    return bool(path and path[0][0] and path[0][0] != ":memory:")
+    return path[0][0] if path and path[0][0] and path[0][0] != ":memory:" else None
+
+
+def _file_backed(con: duckdb.DuckDBPyConnection) -> bool:
+    return warehouse_file(con) is not None
 
 
 def _at_default(con: duckdb.DuckDBPyConnection, setting: str) -> bool:

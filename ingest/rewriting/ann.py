@@ -47,6 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
+from udfs.cores import usable_cores
+
 RESCORE_BATCH = 512  # queries re-scored at a time
 
 
@@ -69,12 +71,6 @@ LEVEL_SEEDS = 2 ** 31 - 1
 ANN_SPAWN_KEY = 0x414E4E34  # "ANN4"
 #: layout of the saved graphs' file names; a file of another layout is never loaded (and is removed)
 FILE_LAYOUT = "g2"
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (all of them where the platform cannot say)."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 def graph_seeds(run_seed: int, graphs: int) -> tuple[int, ...]:

@@ -23,9 +23,10 @@ import numpy as np
 from ingest.retrieval.embed import arrow_query, stored_dimension
 from ingest.retrieval import memory
 from ingest.retrieval.memory import check_memory, graph_memory, index_memory
-from ingest.rewriting.ann import AnnParams, graph_folder, usable_cores
-from ingest.rewriting.vectors import Embedder, fetch_vectors, stored_keys, text_key, text_vectors
-from warehouse.db import release_cached_memory
+from ingest.rewriting.ann import AnnParams, graph_folder
+from ingest.rewriting.vectors import Embedder, fetch_vectors, store_missing, stored_keys, text_key, text_vectors
+from udfs.cores import usable_cores
+from warehouse.db import release_cached_memory, warehouse_file
 
 
 DOC_BLOCK = 20_000  # documents read at a time when slicing chunk texts
@@ -158,21 +159,18 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     else:
         texts = None
         keys: list[str] = []
-        todo: dict[str, str] = {}  # only the texts whose vectors are not stored yet (each once)
+        todo: dict[str, tuple[str, bool]] = {}  # only the texts whose vectors are not stored yet (each once)
         for block in blocks:
             block_keys = [text_key(t, False) for t in block]
             stored = stored_keys(con, embedder.spec.name, block_keys)
-            todo.update((k, t) for k, t in zip(block_keys, block) if k not in stored)
+            todo.update((k, (t, False)) for k, t in zip(block_keys, block) if k not in stored)
             keys += block_keys
-        if todo:
-            text_vectors(con, embedder, list(todo.values()), [False] * len(todo), label=label, show_progress=show_progress)
+        store_missing(con, embedder, todo, label=label, show_progress=show_progress)
+        del todo
         vectors = fetch_vectors(con, embedder.spec.name, keys)
     documents, codes = np.unique(np.array(doc_ids, dtype=object), return_inverse=True)
     del doc_ids  # one string per chunk; the index's doc_ids point into ``documents`` instead
     release_cached_memory(con)  # what DuckDB cached while reading, before the graphs are built
-    # fetchall, not fetchone: a partly fetched result would block the connection's next statement
-    warehouse = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
     return ChunkIndex(np.array(chunk_ids, dtype=object), documents[codes], codes.astype(np.int64),
-                      documents, texts, vectors,
-                      graph_folder(warehouse[0][0] if warehouse else None, corpus, embedder.spec.name, chunkset),
+                      documents, texts, vectors, graph_folder(warehouse_file(con), corpus, embedder.spec.name, chunkset),
                       graph_workers=max(workers, 1))

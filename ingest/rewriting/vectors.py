@@ -51,26 +51,35 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
     keys = [text_key(t, q) for t, q in zip(texts, is_query)]
     unique = dict(zip(keys, zip(texts, is_query)))
     stored = stored_keys(con, embedder.spec.name, list(unique))
-    todo = sorted((k for k in unique if k not in stored), key=lambda k: (-len(unique[k][0]), k))
-    if todo:
-        model = embedder.model
-        dim = int(model.get_embedding_dimension())
-        have = stored_dimension(con, embedder.spec.name)
-        if have is not None and have != dim:
-            raise ValueError(f"the warehouse holds {have}-dimensional vectors for {embedder.spec.name!r} but the model "
-                             f"gives {dim}: delete them (DELETE FROM embeddings WHERE embedder = ...) or rename the embedder")
-        inputs = embedder.spec.format_inputs([unique[k][0] for k in todo], [unique[k][1] for k in todo])
-        with progress_bar(f"{label} with {embedder.spec.name}", total=len(todo), enabled=show_progress) as advance, \
-                bulk_appends(con):
-            for start in range(0, len(todo), WRITE_BATCH):
-                part = inputs[start:start + WRITE_BATCH]
-                vectors = model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=False, show_progress_bar=False)
-                store_embeddings(con, embedder.spec.name, todo[start:start + WRITE_BATCH], l2_normalize(vectors))
-                embedder.encoded += len(part)
-                advance(len(part))
-        release_cached_memory(con)  # what DuckDB kept of the rows just written, before the matrix is read
+    store_missing(con, embedder, {k: v for k, v in unique.items() if k not in stored}, label=label,
+                  show_progress=show_progress)
     return fetch_vectors(con, embedder.spec.name, keys), keys
+
+
+def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *, label: str = "embedding",
+                  show_progress: bool = True) -> None:
+    """Encode and store ``todo`` (key -> (text, is_query), keys known not to be stored), longest text first,
+    in committed batches of :data:`WRITE_BATCH`; nothing is read back (:func:`fetch_vectors` does that)."""
+    if not todo:
+        return
+    order = sorted(todo, key=lambda k: (-len(todo[k][0]), k))
+    model = embedder.model
+    dim = int(model.get_embedding_dimension())
+    have = stored_dimension(con, embedder.spec.name)
+    if have is not None and have != dim:
+        raise ValueError(f"the warehouse holds {have}-dimensional vectors for {embedder.spec.name!r} but the model "
+                         f"gives {dim}: delete them (DELETE FROM embeddings WHERE embedder = ...) or rename the embedder")
+    inputs = embedder.spec.format_inputs([todo[k][0] for k in order], [todo[k][1] for k in order])
+    with progress_bar(f"{label} with {embedder.spec.name}", total=len(order), enabled=show_progress) as advance, \
+            bulk_appends(con):
+        for start in range(0, len(order), WRITE_BATCH):
+            part = inputs[start:start + WRITE_BATCH]
+            vectors = model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=False, show_progress_bar=False)
+            store_embeddings(con, embedder.spec.name, order[start:start + WRITE_BATCH], l2_normalize(vectors))
+            embedder.encoded += len(part)
+            advance(len(part))
+    release_cached_memory(con)  # what DuckDB kept of the rows just written, before a matrix is read
 
 
 def stored_keys(con, embedder: str, keys: list[str]) -> set[str]:

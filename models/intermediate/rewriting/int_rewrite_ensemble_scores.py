@@ -3,10 +3,10 @@ complete group (cell x seed x query) with HIT@10, R@10, nDCG@10 and MRR@10: the 
 udfs/ensembles.py over int_rewrite_fusion_input, emitting metrics only (no fused list is stored). The
 kernel's (rule, chunk) pieces run on one thread per core the process may use (at most 4): the table is the
 same bit for bit with any number."""
-import os
 
 import numpy as np
 
+from udfs.cores import usable_cores
 from udfs.ensembles import ensemble_table
 
 
@@ -23,12 +23,6 @@ def model(dbt, session):
                           groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
                           masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k,
                           workers=min(4, usable_cores()))
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (all of them where the platform cannot say)."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 def rrf_constant(passed, default, session) -> int:

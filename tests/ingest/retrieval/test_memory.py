@@ -73,7 +73,7 @@ def test_dense_index_too_large_is_refused_before_it_is_read(con, monkeypatch):
 
     texts = chunk_texts(con, "towns", "sentence:64/16")[2]  # the texts the index would hold
     n, chars = len(texts), sum(map(len, texts))
-    from ingest.rewriting.ann import usable_cores
+    from udfs.cores import usable_cores
     from ingest.rewriting.index import AUTO_GRAPH_WORKERS
 
     monkeypatch.setattr(memory, "max_memory_fraction", lambda: 0.8)  # whatever the environment configures
