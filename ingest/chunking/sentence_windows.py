@@ -17,6 +17,14 @@ chunker in :mod:`ingest.chunking.chunkers`):
    no chunk is over ``T`` tokens unless one unit alone is.
 4. A document of at most ``T`` tokens is one chunk (its whole body).
 
+Counting: the stored ``content_tokens`` of a chunk is the count of its stripped text, as for every
+chunkset. Under a BERT-style tokenizer (the default MiniLM, the bge models;
+:func:`ingest.chunking.tokens.counts_add_at_whitespace`) that count is taken as the sum of its sentences'
+(units') counts wherever every boundary inside the chunk follows a space, tab, newline or carriage return,
+where the sum is the same number, so each text is tokenized once rather than three times (body, sentences,
+windows; a sentence cut at words is counted again per word run); every other chunk, and every chunk under any
+other tokenizer, is counted on its own text. Documents are split and counted ``BLOCK_DOCS`` at a time.
+
 Offsets: a window of units ``a .. b-1`` spans ``[start_a, start_b)`` (the last ends at the body end), so
 consecutive chunks OVERLAP by whole units: this chunkset does NOT tile the body, and the tiling
 checks (the chunk stage's, ``tests/dbt/chunk_tiling.sql``) exclude it; ``tests/dbt/sentence_window_cover.sql``
@@ -39,7 +47,7 @@ import pyarrow as pa
 from ingest.chunking.chunkers import body_sentence_starts, sentence_texts
 from ingest.chunking.documents import read_documents
 from ingest.chunking.prefixes import title_prefix
-from ingest.chunking.tokens import count_tokens, tokenizer_name
+from ingest.chunking.tokens import JOIN_WHITESPACE, count_tokens, counts_add_at_whitespace, tokenizer_name
 from ingest.errors import IngestError
 from warehouse.db import replace_where, transaction
 
@@ -47,6 +55,7 @@ SENTENCE_CHUNKSET_PREFIX = "sentence:"
 CHUNK_TOKENS = 512
 OVERLAP_TOKENS = 50
 FUNNEL_STAGE = "chunk_sentence"
+BLOCK_DOCS = 2048  # documents whose sentences are split and counted at a time (bounds the texts held at once)
 _WORD = re.compile(r"\S+\s*")
 
 
@@ -110,13 +119,11 @@ def split_long_unit(text: str, start: int, end: int, chunk_tokens: int, tokenize
     return starts
 
 
-def document_windows(text: str, paragraphs: list[tuple[int, int]], chunk_tokens: int, overlap: int,
-                     tokenizer: str | None) -> tuple[list[tuple[int, int]], int]:
-    """Char spans of the windows of one document over ``chunk_tokens`` tokens (rules 1-3 of the module
-    doc) and its number of oversized units (a single word over the limit)."""
-    starts, _ = body_sentence_starts(text, paragraphs)
-    body_end = paragraphs[-1][1]
-    tokens = count_tokens(sentence_texts(text, starts, body_end), tokenizer)
+def document_windows(text: str, starts: np.ndarray, tokens: np.ndarray, body_end: int, chunk_tokens: int,
+                     overlap: int, tokenizer: str | None) -> tuple[list[int], np.ndarray, list[tuple[int, int]]]:
+    """The windows of one document over ``chunk_tokens`` tokens (rules 1-3 of the module doc), from its
+    sentence starts and their token counts: ``(bounds, unit_tokens, windows)``, where unit ``k`` spans
+    ``[bounds[k], bounds[k + 1])`` and window ``(a, b)`` holds units ``a .. b-1``."""
     unit_starts: list[int] = []
     ends = starts[1:].tolist() + [body_end]
     split_any = False
@@ -129,9 +136,76 @@ def document_windows(text: str, paragraphs: list[tuple[int, int]], chunk_tokens:
     if split_any:
         unit_ends = unit_starts[1:] + [body_end]
         tokens = count_tokens([text[s:e].strip() for s, e in zip(unit_starts, unit_ends)], tokenizer)
-    bounds = unit_starts + [body_end]
-    windows = pack_windows(np.asarray(tokens), chunk_tokens, overlap)
-    return [(bounds[a], bounds[b]) for a, b in windows], int(np.sum(np.asarray(tokens) > chunk_tokens))
+    tokens = np.asarray(tokens, dtype=np.int64)
+    return unit_starts + [body_end], tokens, pack_windows(tokens, chunk_tokens, overlap)
+
+
+def _joins(text: str, bounds) -> np.ndarray:
+    """Per boundary in ``bounds``, whether the character before it is one at which counts add up."""
+    return np.fromiter((text[b - 1] in JOIN_WHITESPACE for b in bounds), dtype=bool, count=len(bounds))
+
+
+def _sentence_counts(docs: dict, ids: list[str], tokenizer: str) -> dict[str, tuple[np.ndarray, int, np.ndarray]]:
+    """``{doc_id: (sentence starts, body end, token counts of the stripped sentences)}``, the sentences of all
+    ``ids`` counted in one batched call."""
+    spans, pieces = [], []
+    for d in ids:
+        doc = docs[d]
+        starts, _ = body_sentence_starts(doc.text, doc.paragraphs)
+        spans.append((d, starts, doc.paragraphs[-1][1], len(pieces)))
+        pieces.extend(sentence_texts(doc.text, starts, doc.paragraphs[-1][1]))
+    counts = count_tokens(pieces, tokenizer)
+    his = [lo for *_, lo in spans[1:]] + [len(pieces)]
+    return {d: (starts, end, counts[lo:hi]) for (d, starts, end, lo), hi in zip(spans, his)}
+
+
+def chunk_block(docs: dict, block: list[str], chunk_tokens: int, overlap: int, tokenizer: str, additive: bool):
+    """The windows of the documents ``block`` (in order): ``(rows, content_tokens, oversized units, documents
+    of more than one window)``, rows ``(doc_id, chunk_idx, char_start, char_end)``.
+
+    A body or window is counted on its own stripped text (:mod:`ingest.chunking.tokens`). When ``additive``
+    (:func:`ingest.chunking.tokens.counts_add_at_whitespace`), a body or window whose internal boundaries all
+    follow a :data:`~ingest.chunking.tokens.JOIN_WHITESPACE` character takes the sum of its sentences' or
+    units' counts instead, which is the same number: every text is then tokenized once, not three times
+    (whole body, sentences, windows); any other body or window is still counted on its own text."""
+    body = {d: docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in block}
+    sentences = _sentence_counts(docs, block, tokenizer) if additive else {}
+    body_tokens: dict[str, int] = {}
+    for d, (starts, _, counts) in sentences.items():
+        if _joins(docs[d].text, starts[1:].tolist()).all():
+            body_tokens[d] = int(counts.sum())
+    direct = [d for d in block if d not in body_tokens]
+    body_tokens.update(zip(direct, count_tokens([body[d] for d in direct], tokenizer).tolist()))
+    long = [d for d in block if body_tokens[d] > chunk_tokens]
+    if not additive:
+        sentences = _sentence_counts(docs, long, tokenizer)
+    rows: list[tuple[str, int, int, int]] = []
+    content: list[int | None] = []
+    recount: list[int] = []  # positions in rows of windows counted on their own text
+    oversized = multi = 0
+    for d in block:
+        doc = docs[d]
+        if body_tokens[d] <= chunk_tokens:  # rule 4: one chunk, counted whole
+            rows.append((d, 0, doc.paragraphs[0][0], doc.paragraphs[-1][1]))
+            content.append(body_tokens[d])
+            continue
+        starts, body_end, counts = sentences[d]
+        bounds, units, windows = document_windows(doc.text, starts, counts, body_end, chunk_tokens, overlap, tokenizer)
+        oversized += int(np.sum(units > chunk_tokens))
+        multi += len(windows) > 1
+        breaks = np.concatenate([[0], np.cumsum(~_joins(doc.text, bounds[1:-1]))]) if additive else None
+        sums = np.concatenate([[0], np.cumsum(units)])
+        for k, (a, b) in enumerate(windows):
+            if additive and breaks[b - 1] == breaks[a]:  # no boundary inside the window breaks the sum
+                content.append(int(sums[b] - sums[a]))
+            else:
+                recount.append(len(rows))
+                content.append(None)
+            rows.append((d, k, bounds[a], bounds[b]))
+    counted = count_tokens([docs[rows[i][0]].text[rows[i][2]:rows[i][3]].strip() for i in recount], tokenizer)
+    for i, n in zip(recount, counted.tolist()):
+        content[i] = n
+    return rows, content, oversized, multi
 
 
 def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer: str | None = None, *,
@@ -149,24 +223,19 @@ def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer:
     if not docs:
         raise IngestError("warehouse", f"corpus {corpus}", "no documents to chunk",
                           "load the corpus first with `ragwh ingest ...`")
-    # rule 4: a body of at most chunk_tokens tokens is one chunk (counted whole, as LlamaIndex does)
+    additive = counts_add_at_whitespace(tok)
     order = sorted(docs)
-    bodies = [docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in order]
-    body_tokens = dict(zip(order, count_tokens(bodies, tok).tolist()))
     rows: list[tuple[str, int, int, int]] = []
+    content: list[int] = []
     oversized = multi = 0
-    for doc_id in order:
-        doc = docs[doc_id]
-        if body_tokens[doc_id] <= chunk_tokens:
-            rows.append((doc_id, 0, doc.paragraphs[0][0], doc.paragraphs[-1][1]))
-            continue
-        windows, big = document_windows(doc.text, doc.paragraphs, chunk_tokens, overlap, tok)
-        rows.extend((doc_id, k, s, e) for k, (s, e) in enumerate(windows))
+    for lo in range(0, len(order), BLOCK_DOCS):
+        block_rows, block_content, big, many = chunk_block(docs, order[lo:lo + BLOCK_DOCS], chunk_tokens, overlap,
+                                                           tok, additive)
+        rows.extend(block_rows)
+        content.extend(block_content)
         oversized += big
-        multi += len(windows) > 1
-    long_rows = [i for i, (d, _, _, _) in enumerate(rows) if body_tokens[d] > chunk_tokens]
-    content_tokens = np.array([body_tokens[d] for d, _, _, _ in rows], dtype=np.int64)
-    content_tokens[long_rows] = count_tokens([docs[rows[i][0]].text[rows[i][2]:rows[i][3]].strip() for i in long_rows], tok)
+        multi += many
+    content_tokens = np.asarray(content, dtype=np.int64)
     prefixes = [title_prefix(docs[d].title) for d, _, _, _ in rows]
     unique = sorted(set(prefixes))
     prefix_tokens = dict(zip(unique, count_tokens(unique, tok).tolist()))

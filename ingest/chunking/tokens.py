@@ -11,6 +11,17 @@ registered name, a local model directory or a hub id work as they do for ``--emb
 Counting is batched through the fast (Rust) tokenizer itself (a private copy of the Hugging Face
 tokenizer's backend without truncation or padding, ``encode_batch_fast``: no offsets, no Python wrapper per
 text): the same ids as ``tokenizer(texts, add_special_tokens=False)``, about twice as fast.
+
+Counts that add up (:func:`counts_add_at_whitespace`): for a BERT-style tokenizer (``BertNormalizer`` with
+``clean_text``, ``BertPreTokenizer``, ``WordPiece``, no added token containing whitespace; all-MiniLM-L6-v2 and
+the BAAI/bge models are), a text cut at a :data:`JOIN_WHITESPACE` character counts the sum of its two parts,
+each stripped: the normalizer works character by character (it lower-cases, strips accents after NFD, pads
+CJK characters with spaces, removes control characters and turns the whitespace it keeps into spaces, never
+reordering across a space), so the cut character is a space after normalization; the pre-tokenizer splits at
+every space, so no word crosses the cut; WordPiece and the added tokens work within one word. And stripping a
+part never changes its count: every character Python's ``str.strip`` removes is either whitespace to the
+normalizer (no token) or a control character it removes (``\x1c``-``\x1f``). Other tokenizers (byte-level
+BPE, SentencePiece, ...) make no such promise: their spans are always counted on their own text.
 """
 from __future__ import annotations
 
@@ -22,6 +33,8 @@ import numpy as np
 from ingest.retrieval.embedders import resolve_embedder
 
 BATCH_SIZE = 2048  # texts per tokenizer call: bounds the memory of the id lists held at once
+#: characters at which a BERT-style tokenizer's counts add up (module doc): the whitespace its normalizer keeps
+JOIN_WHITESPACE = frozenset(" \t\n\r")
 
 
 def tokenizer_name(tokenizer: str | None = None) -> str:
@@ -63,6 +76,20 @@ def _counter(tokenizer: str | None = None):
     backend.no_truncation()
     backend.no_padding()
     return backend
+
+
+@functools.lru_cache(maxsize=8)
+def counts_add_at_whitespace(tokenizer: str | None = None) -> bool:
+    """Whether ``count(strip(a + c + b)) == count(strip(a + c)) + count(strip(b))`` for every text cut after a
+    :data:`JOIN_WHITESPACE` character ``c`` under ``tokenizer`` (module doc): True for BERT-style tokenizers
+    (checked on the tokenizer's own definition, not on its name)."""
+    import json
+
+    spec = json.loads(_counter(tokenizer).to_str())
+    normalizer, pre = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}
+    return (normalizer.get("type") == "BertNormalizer" and bool(normalizer.get("clean_text"))
+            and pre.get("type") == "BertPreTokenizer" and spec.get("model", {}).get("type") == "WordPiece"
+            and not any(any(ch.isspace() for ch in a.get("content", "")) for a in spec.get("added_tokens") or []))
 
 
 def count_tokens(texts: Sequence[str], tokenizer: str | None = None) -> np.ndarray:

@@ -109,3 +109,65 @@ def test_no_chunking_condition_selects_the_sentence_windows():
     with open(PROJECT_ROOT / "seeds" / "conditions.csv", newline="") as fh:
         chunkings = {row["chunking"] for row in csv.DictReader(fh)}
     assert chunkings == {"fixed", "structural", "doc"}  # int_condition_chunks maps these to fixed | structural:* | doc
+
+
+def _windows(con, monkeypatch, additive: bool, corpus: str, size: int, overlap: int) -> tuple[list, dict]:
+    """The chunk rows and funnel of ``corpus`` with sums allowed (``additive``) or every span counted on its own."""
+    from ingest.chunking import sentence_windows
+
+    monkeypatch.setattr(sentence_windows, "counts_add_at_whitespace", lambda tok: additive)
+    monkeypatch.setattr(sentence_windows, "BLOCK_DOCS", 3)  # several blocks, as at scale
+    summary = sentence_chunk_stage(con, corpus, chunk_tokens=size, overlap=overlap)
+    rows = con.execute("SELECT chunk_id, char_start, char_end, content_tokens FROM chunks WHERE chunkset = ? "
+                       "ORDER BY chunk_id", [chunkset_name(size, overlap)]).fetchall()
+    return rows, {k: v for k, v in summary.items() if k != "seconds"}
+
+
+def test_summed_counts_equal_counting_every_span_on_odd_whitespace(con, monkeypatch):
+    # separators the tokenizer removes (\x1c, \x0b, \x85) or keeps as spaces (\u2028, \xa0, \u3000), CJK,
+    # accents, a literal [SEP], tabs and a run-on sentence cut at words: both paths give the same rows
+    odd = ["Erste Straße.\x1cZweite Zeile!\u2028Third line? \x0bFourth.\x85Fifth…\xa0Sixth.\u3000Seventh 東京 "
+           "stop.\tNaïve [SEP] test.", " ".join(f"w{j} token\x1cization retrieval\x0baugmented" for j in range(40)) + ".",
+           "Then " + "\u2028".join(f"tok{j}" for j in range(80)) + ".", _sentences(12, 9, 2)]
+    insert_doc(con, "demo/odd", "Odd", [(1, "A", odd[:2]), (1, "B", odd[2:])])
+    insert_doc(con, "demo/plain", "Plain", [(1, "A", [_sentences(20, 8, 1)])])
+    # run-on sentences cut at words, the cut between 'token' and 'ization' ('token' + 'ization' is 3 tokens,
+    # 'token\x1cization' 2): a window holding both sides must be counted on its text, not summed
+    runs = ["Then " + " ".join(["token\x1cization"] * k) + ". Short end." for k in range(26, 34)]
+    insert_doc(con, "demo/runs", "Runs", [(1, "A", runs)])
+    insert_doc(con, "demo/short", "Short", [(1, "A", ["One line.\x1cTwo."])])
+    # paragraphs glued by a separator the tokenizer removes (never written by a loader): counted whole
+    insert_doc(con, "demo/glued", "Glued", [(1, "A", ["Then token", "ization"])])
+    con.execute("UPDATE documents SET text = replace(text, chr(10) || chr(10), chr(28) || chr(28)) "
+                "WHERE doc_id = 'demo/glued'")
+    for size, overlap in ((40, 10), (64, 16), (512, 50)):
+        summed = _windows(con, monkeypatch, True, "demo", size, overlap)
+        counted = _windows(con, monkeypatch, False, "demo", size, overlap)
+        assert summed == counted and len(summed[0]) >= 3
+
+
+def test_summed_counts_equal_counting_every_span_on_real_corpora(con, monkeypatch, shared_data):
+    from ingest.corpora.beir import load_beir
+    from ingest.corpora.wikipedia.load import load_wikipedia
+
+    load_wikipedia(con, shared_data / "wikipedia" / "enwiki_shared.xml", corpus="wiki")
+    load_beir(con, shared_data / "beir_scifact", corpus="scifact")
+    for corpus, size, overlap in (("wiki", 512, 50), ("wiki", 64, 16), ("scifact", 64, 16)):
+        summed = _windows(con, monkeypatch, True, corpus, size, overlap)
+        counted = _windows(con, monkeypatch, False, corpus, size, overlap)
+        assert summed == counted and summed[1]["multi_chunk"] > 10
+
+
+def test_summed_counts_tokenize_each_text_about_once(con, monkeypatch, shared_data):
+    from ingest.chunking import sentence_windows
+    from ingest.corpora.wikipedia.load import load_wikipedia
+
+    load_wikipedia(con, shared_data / "wikipedia" / "enwiki_shared.xml", corpus="wiki")
+    body = con.execute("SELECT sum(length(text)) FROM documents").fetchone()[0]
+    seen = []
+    monkeypatch.setattr(sentence_windows, "count_tokens",
+                        lambda texts, tok: seen.append(sum(map(len, texts))) or count_tokens(texts, tok))
+    _windows(con, monkeypatch, True, "wiki", 512, 50)
+    summed, seen[:] = sum(seen), []
+    _windows(con, monkeypatch, False, "wiki", 512, 50)
+    assert summed < 1.1 * body < 0.5 * sum(seen)  # once (titles and all), against body + sentences + windows

@@ -79,3 +79,38 @@ def test_a_literal_special_token_counts_as_the_hugging_face_call_counts_it():
     finally:
         tok.split_special_tokens = False
         tokens._counter.cache_clear()
+
+
+def test_counts_add_at_join_whitespace_on_odd_text():
+    # the promise behind summed window counts (tokens.counts_add_at_whitespace): cut after a space, tab,
+    # newline or CR, a text counts the sum of its stripped parts, whatever the characters around the cut
+    assert tokens.counts_add_at_whitespace()
+    rng = np.random.default_rng(7)
+    alphabet = list("abcXYZ.,!?…'\"()[]-3é東京ﬁ") + ["[SEP]", "naïve", "\x1c", "\x0b", "\x85", "\u2028", "\xa0",
+                                                       "\u3000", "\u0301", " ", "\t", "\n", "\r"]
+    texts = ["".join(rng.choice(alphabet, int(rng.integers(5, 60)))) for _ in range(400)]
+    left, right, whole = [], [], []
+    for text in texts:
+        cuts = [i + 1 for i, ch in enumerate(text[:-1]) if ch in tokens.JOIN_WHITESPACE]
+        if cuts:
+            cut = cuts[int(rng.integers(len(cuts)))]
+            left.append(text[:cut].strip()), right.append(text[cut:].strip()), whole.append(text.strip())
+    assert len(whole) > 300
+    assert count_tokens(whole).tolist() == (count_tokens(left) + count_tokens(right)).tolist()
+
+
+def test_only_bert_style_tokenizers_promise_additive_counts(monkeypatch):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    def fake(normalizer, pre, model):
+        tok = Tokenizer(model)
+        tok.normalizer, tok.pre_tokenizer = normalizer, pre
+        monkeypatch.setattr(tokens, "_counter", lambda name=None: tok)
+        return tokens.counts_add_at_whitespace.__wrapped__(None)
+
+    wordpiece = models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]")
+    assert fake(normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer(), wordpiece)
+    assert not fake(normalizers.BertNormalizer(clean_text=False), pre_tokenizers.BertPreTokenizer(), wordpiece)
+    assert not fake(normalizers.BertNormalizer(), pre_tokenizers.ByteLevel(), wordpiece)
+    assert not fake(normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer(), models.BPE())
+    assert not fake(None, pre_tokenizers.Metaspace(), models.Unigram())
