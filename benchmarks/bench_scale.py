@@ -18,7 +18,9 @@
    ``--no-llm``) the LLM strategies S2, S3, S4, HyDE and Query2Doc, three seeds, ``dense: hnsw``, no reranker.
    The LLM strategies' prompts go through the project's ``openai`` HTTP backend to a scripted
    OpenAI-compatible server on 127.0.0.1 in a process of its own (:mod:`benchmarks.scale_llm`: answers
-   made from the question's words, not by a model; cached in ``llm_calls`` like any answer);
+   made from the question's words, not by a model; cached in ``llm_calls`` like any answer). ``--without
+   S1-ann4`` leaves strategies out, a departure from the protocol recorded in the JSON (``left_out``):
+   S1-ann4 alone builds 9 of the stage's 12 HNSW graphs;
 6. ``rewrite_rerun``: the same stage again in a new process: the vectors are stored, the HNSW graphs
    persisted next to the warehouse (:func:`ingest.rewriting.ann.cached_index`) and the answers cached, so
    nothing is embedded, built or asked again;
@@ -124,10 +126,20 @@ def generate(export: Path, n_docs: int, n_queries: int, seed: int = 0) -> dict:
     return {"documents_per_source": per_source, "words": words}
 
 
-def _settings(llm: bool = True):
+def _settings(llm: bool = True, without: tuple[str, ...] = ()):
     from ingest.rewriting.settings import RewriteSettings
 
-    return RewriteSettings(strategies=STRATEGIES + (LLM_STRATEGIES if llm else ()))
+    return RewriteSettings(strategies=tuple(s for s in STRATEGIES + (LLM_STRATEGIES if llm else ()) if s not in without))
+
+
+def parse_without(value: str) -> tuple[str, ...]:
+    """``--without S1-ann4,...``: strategies left out of the run (a departure from the protocol, named in the JSON)."""
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = [n for n in names if n not in STRATEGIES + LLM_STRATEGIES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown strategies {', '.join(unknown)}: the benchmark runs "
+                                         f"{', '.join(STRATEGIES + LLM_STRATEGIES)}")
+    return names
 
 
 def _rewrite(con, args: argparse.Namespace) -> dict:
@@ -138,13 +150,14 @@ def _rewrite(con, args: argparse.Namespace) -> dict:
     from ingest.rewriting.stage import rewrite_stage
 
     if not args.llm:
-        return rewrite_stage(con, CORPUS, _settings(False), embedder=STANDIN_NAME, show_progress=False)
+        return rewrite_stage(con, CORPUS, _settings(False, args.without), embedder=STANDIN_NAME, show_progress=False)
     from benchmarks.scale_llm import MODEL, ScriptedServer
 
     with ScriptedServer(args.seed) as server:
         llm = open_llm(con, config=LLMConfig(backend="openai", base_url=server.base_url, model=MODEL, max_retries=0),
                        progress=False)
-        report = rewrite_stage(con, CORPUS, _settings(True), embedder=STANDIN_NAME, llm=llm, show_progress=False)
+        report = rewrite_stage(con, CORPUS, _settings(True, args.without), embedder=STANDIN_NAME, llm=llm,
+                               show_progress=False)
     return report | {"http_requests": server.n_requests}
 
 
@@ -203,7 +216,7 @@ def _child(stage: str, work: Path, args: argparse.Namespace) -> dict:
     result_file.unlink(missing_ok=True)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--stage", stage, "--workdir", str(work), "--docs",
            str(args.docs), "--queries", str(args.queries), "--seed", str(args.seed), "--boot", str(args.boot),
-           "--marts", args.marts, "--llm" if args.llm else "--no-llm"]
+           "--marts", args.marts, "--llm" if args.llm else "--no-llm", "--without", ",".join(args.without)]
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     _, status, usage = os.wait4(proc.pid, 0)
@@ -228,7 +241,8 @@ def counts(warehouse: Path) -> dict[str, int]:
 
 
 def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, boot: int = 200,
-                  marts: str = MARTS, stages: tuple[str, ...] = STAGES, llm: bool = True) -> dict:
+                  marts: str = MARTS, stages: tuple[str, ...] = STAGES, llm: bool = True,
+                  without: tuple[str, ...] = ()) -> dict:
     """Every stage in its own child process, in order, on a fresh ``work`` folder; returns the JSON dict.
     ``marts``: the dbt selection of the marts stage (a test builds fewer nodes); ``llm``: run the LLM
     strategies through the scripted server. The warehouse of an earlier run in ``work`` is deleted with its
@@ -239,10 +253,11 @@ def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, b
     for old in ("scale.duckdb", "scale.duckdb.wal"):
         (work / old).unlink(missing_ok=True)
     shutil.rmtree(work / "scale.duckdb.ann", ignore_errors=True)
-    args = argparse.Namespace(docs=docs, queries=queries, seed=seed, boot=boot, marts=marts, llm=llm)
+    args = argparse.Namespace(docs=docs, queries=queries, seed=seed, boot=boot, marts=marts, llm=llm, without=without)
     out: dict = {"embedder": "hash-standin-384 (labelled stand-in: no model, nothing here is a result)",
                  "tokenizer": "all-MiniLM-L6-v2", "docs": docs, "queries": queries, "seed": seed, "boot": boot, "marts": marts,
-                 "strategies": list(STRATEGIES + (LLM_STRATEGIES if llm else ())), "dense": "hnsw",
+                 "strategies": list(_settings(llm, without).strategies), "dense": "hnsw",
+                 "left_out": list(without),
                  "llm": f"{'scripted loopback server (benchmarks/scale_llm.py): not a model' if llm else 'none'}",
                  "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included; "
                              "the scripted LLM server is a process of its own, not counted",
@@ -267,6 +282,8 @@ def main() -> None:
     ap.add_argument("--marts", default=MARTS, help="dbt selection of the marts stage")
     ap.add_argument("--llm", action=argparse.BooleanOptionalAction, default=True,
                     help="the LLM strategies through the scripted loopback server (default: on)")
+    ap.add_argument("--without", type=parse_without, default=(), metavar="S[,S...]",
+                    help="leave these strategies out (a departure from the protocol: S1-ann4 builds 9 of the 12 graphs)")
     ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # internal: one stage in this process
     args = ap.parse_args()
     work = args.workdir or Path(f"/tmp/bench_scale_{args.docs}")
@@ -276,7 +293,8 @@ def main() -> None:
         return
     if args.out is None:
         ap.error("--out is required")
-    out = run_benchmark(work, args.docs, args.queries, seed=args.seed, boot=args.boot, marts=args.marts, llm=args.llm)
+    out = run_benchmark(work, args.docs, args.queries, seed=args.seed, boot=args.boot, marts=args.marts, llm=args.llm,
+                        without=args.without)
     args.out.write_text(json.dumps(out, indent=1))
     print(f"wrote {args.out}")
 

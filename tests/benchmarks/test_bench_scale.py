@@ -61,3 +61,14 @@ def test_json_shape_and_rows(bench):
     # S1 and S1-pool100: 20 documents x 10 queries x 3 seeds; S1-ann4 unions four 10-document lists
     assert per["S1"] == per["S1-pool100"] == 20 * QUERIES * 3
     assert 10 * QUERIES * 3 <= per["S1-ann4"] <= 20 * QUERIES * 3
+
+
+def test_strategies_left_out_are_named_and_checked():
+    import argparse
+
+    from benchmarks.bench_scale import _settings, parse_without
+
+    assert parse_without("S1-ann4, HyDE") == ("S1-ann4", "HyDE") and parse_without("") == ()
+    assert "S1-ann4" not in _settings(True, ("S1-ann4",)).strategies and "HyDE" in _settings(True, ("S1-ann4",)).strategies
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown strategies S9"):
+        parse_without("S1,S9")
