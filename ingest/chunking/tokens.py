@@ -19,8 +19,10 @@ each stripped: the normalizer works character by character (it lower-cases, stri
 CJK characters with spaces, removes control characters and turns the whitespace it keeps into spaces, never
 reordering across a space), so the cut character is a space after normalization; the pre-tokenizer splits at
 every space, so no word crosses the cut; WordPiece and the added tokens work within one word. And stripping a
-part never changes its count: every character Python's ``str.strip`` removes is either whitespace to the
-normalizer (no token) or a control character it removes (``\x1c``-``\x1f``). Other tokenizers (byte-level
+part never changes its count: every character Python's ``str.strip`` removes is either whitespace the
+normalizer keeps as a space (no token) or a control character its ``clean_text`` removes before mapping
+whitespace (``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1f``, ``\\x85``: no token either; a cut at one of them could
+join two words, which is why only :data:`JOIN_WHITESPACE` counts as a cut). Other tokenizers (byte-level
 BPE, SentencePiece, ...) make no such promise: their spans are always counted on their own text.
 """
 from __future__ import annotations

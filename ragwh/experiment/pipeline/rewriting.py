@@ -41,6 +41,9 @@ REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", 
                     "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
 CODE_GLOBS = ("ingest/rewriting/*.py", "ingest/llm/prompts/rewrite_*.txt", "ingest/chunking/sentence_windows.py",
               "seeds/rewrite_strategies.csv")
+#: the code the sentence windows come from (sentence splitting, token counting, titles, documents read)
+CHUNK_CODE = tuple(f"ingest/chunking/{m}.py" for m in ("sentence_windows", "sentences", "chunkers", "tokens", "prefixes",
+                                                         "documents"))
 READER_CODE = ("ingest/rewriting/reader.py", "ingest/llm/prompts/reader_*.txt", "ingest/llm/fit.py")
 #: the marts the reader's answers feed: built after the reader stage, by dbt:answers
 ANSWER_MARTS = "stg_reader_answers+"
@@ -104,8 +107,7 @@ class RewritingPipeline(StagePipeline):
         s = self.config.settings
         for corpus in self.config.corpora:
             parts = [self.fingerprints[("ingest", corpus.name)], str(s.chunk_tokens), str(s.chunk_overlap),
-                     self.embedder_name(self.config.embedder), manifest.file_digest(
-                         CODE_ROOT / "ingest" / "chunking" / "sentence_windows.py")]
+                     self.embedder_name(self.config.embedder), manifest.project_digest(CODE_ROOT, CHUNK_CODE)]
 
             def work(c=corpus.name) -> str:
                 r = sentence_chunk_stage(self.con, c, self.config.embedder, chunk_tokens=s.chunk_tokens,

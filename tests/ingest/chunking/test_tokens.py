@@ -114,3 +114,10 @@ def test_only_bert_style_tokenizers_promise_additive_counts(monkeypatch):
     assert not fake(normalizers.BertNormalizer(), pre_tokenizers.ByteLevel(), wordpiece)
     assert not fake(normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer(), models.BPE())
     assert not fake(None, pre_tokenizers.Metaspace(), models.Unigram())
+    tok = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    tok.normalizer, tok.pre_tokenizer = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
+    monkeypatch.setattr(tokens, "_counter", lambda name=None: tok)
+    tok.add_tokens(["[NOSPACE]"])
+    assert tokens.counts_add_at_whitespace.__wrapped__(None)
+    tok.add_tokens(["new york"])  # an added token spanning a space could cross a cut
+    assert not tokens.counts_add_at_whitespace.__wrapped__(None)
