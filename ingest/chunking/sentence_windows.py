@@ -168,14 +168,14 @@ def chunk_block(docs: dict, block: list[str], chunk_tokens: int, overlap: int, t
     follow a :data:`~ingest.chunking.tokens.JOIN_WHITESPACE` character takes the sum of its sentences' or
     units' counts instead, which is the same number: every text is then tokenized once, not three times
     (whole body, sentences, windows); any other body or window is still counted on its own text."""
-    body = {d: docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in block}
     sentences = _sentence_counts(docs, block, tokenizer) if additive else {}
     body_tokens: dict[str, int] = {}
     for d, (starts, _, counts) in sentences.items():
         if _joins(docs[d].text, starts[1:].tolist()).all():
             body_tokens[d] = int(counts.sum())
     direct = [d for d in block if d not in body_tokens]
-    body_tokens.update(zip(direct, count_tokens([body[d] for d in direct], tokenizer).tolist()))
+    bodies = [docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in direct]
+    body_tokens.update(zip(direct, count_tokens(bodies, tokenizer).tolist()))
     long = [d for d in block if body_tokens[d] > chunk_tokens]
     if not additive:
         sentences = _sentence_counts(docs, long, tokenizer)
