@@ -15,7 +15,9 @@ A graph is built over the chunk vectors (inner-product space; the vectors are L2
 product = cosine):
 ``hnswlib.Index(space="ip")`` with ``M`` links per node, ``ef_construction`` and ``random_seed`` = the
 seed (it draws each node's level, so the graphs differ by seed), chunks inserted in index order on one
-thread (multi-threaded insertion is not reproducible). A search asks the graph for ``P`` neighbours
+thread (multi-threaded insertion is not reproducible), the graph's node block on transparent huge pages
+where the kernel grants them (:mod:`ingest.rewriting.hugepages`: 13% less CPU per graph at 1.2M chunks,
+the same graph). A search asks the graph for ``P`` neighbours
 with ``ef = max(ef_search, P)`` (hnswlib requires ``ef >= k``).
 
 Only *which* chunks enter the pool comes from the graph: each candidate's score is then recomputed
@@ -47,9 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ingest.rewriting import hugepages
 from udfs.cores import usable_cores
 
 RESCORE_BATCH = 512  # queries re-scored at a time
+HUGE_BLOCK_MIN = 4 << 20  # a node block under 4 MiB keeps ordinary pages (:mod:`ingest.rewriting.hugepages`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,12 +101,15 @@ def graph_seeds(run_seed: int, graphs: int) -> tuple[int, ...]:
 
 
 def build_index(vectors: np.ndarray, seed: int, params: AnnParams):
-    """One HNSW graph over ``vectors`` (float32, (n, d), rows L2-normalized), built on one thread."""
+    """One HNSW graph over ``vectors`` (float32, (n, d), rows L2-normalized), built on one thread, its node
+    block on transparent huge pages where the kernel grants them (:mod:`ingest.rewriting.hugepages`)."""
     import hnswlib
 
     n, dim = vectors.shape
     index = hnswlib.Index(space="ip", dim=dim)
+    before = hugepages.anonymous_ranges()
     index.init_index(max_elements=max(n, 1), ef_construction=params.ef_construction, M=params.m, random_seed=seed)
+    hugepages.advised_blocks(before, max(n * dim * 4, HUGE_BLOCK_MIN))  # the node block: huge pages, same graph
     index.set_num_threads(1)
     index.add_items(np.ascontiguousarray(vectors, dtype=np.float32), np.arange(n))
     return index

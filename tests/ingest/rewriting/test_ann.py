@@ -3,6 +3,8 @@ re-scoring and ordering, agreement with exact search when the graph search is ex
 one graph (reproducible), and different seeds giving different approximate pools."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -222,3 +224,42 @@ def test_build_workers_and_recall_check_settings(tmp_path):
     assert cfg.settings.ann_recall_check is False
     with pytest.raises(Exception, match=r"rewriting.ann.recall_check: expected true or false, got 'no'"):
         parse_rewriting_config({**base, "rewriting": {"ann": {"recall_check": "no"}}}, tmp_path / "d.yml")
+
+
+@pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
+                    reason="a kernel without transparent huge pages: nothing to advise")
+def test_node_block_is_advised_huge_pages_and_the_graph_is_the_same(tmp_path, monkeypatch):
+    from ingest.rewriting import ann, hugepages
+
+    # 24,000 x 1,580 B (M 4): a 38 MB node block, above malloc's largest mmap threshold (32 MiB), so a
+    # mapping of its own as a graph of the paper's scale gets
+    vectors = _unit(np.random.default_rng(4), 24_000, 384)
+    params = AnnParams(m=4, ef_construction=8)
+    advised = []
+    real = hugepages.advised_blocks
+    monkeypatch.setattr(hugepages, "advised_blocks", lambda before, size: advised.extend(real(before, size)) or advised)
+    graph = ann.build_index(vectors, 5, params)
+    assert len(advised) == 1 and advised[0][1] - advised[0][0] >= 24_000 * 384 * 4
+    flags = _vm_flags(advised[0])
+    assert "hg" in flags.split(), flags  # MADV_HUGEPAGE took on the block the graph lives in
+    graph.save_index(str(tmp_path / "huge.bin"))
+    monkeypatch.setattr(hugepages, "advised_blocks", lambda before, size: [])
+    ann.build_index(vectors, 5, params).save_index(str(tmp_path / "plain.bin"))
+    assert (tmp_path / "huge.bin").read_bytes() == (tmp_path / "plain.bin").read_bytes()
+
+
+def _vm_flags(block):
+    lo = f"{block[0]:x}-"
+    lines = Path("/proc/self/smaps").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip("0").startswith(lo.lstrip("0")))
+    return next(line for line in lines[start:] if line.startswith("VmFlags:")).removeprefix("VmFlags:")
+
+
+def test_small_blocks_and_ranges_seen_before_are_not_advised():
+    from ingest.rewriting import hugepages
+
+    before = hugepages.anonymous_ranges()
+    assert before  # this process has anonymous mappings: /proc/self/maps was read
+    assert hugepages.advised_blocks(before, 1 << 20) == []  # nothing new since
+    block = np.ones(1 << 20, np.uint8)  # 1 MiB: under the 4 MiB asked for below
+    assert hugepages.advised_blocks(before, 4 << 20) == [] and block.sum() == 1 << 20
