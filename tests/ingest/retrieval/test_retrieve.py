@@ -47,6 +47,21 @@ def test_kernel_matches_full_sort_with_many_ties_across_tiles():
         np.testing.assert_array_equal(scores[i], full[i, expected])
 
 
+@pytest.mark.parametrize(("k", "query_batch", "index_block"), [(1, 5, 16), (50, 7, 64), (130, 9, 64), (700, 23, 100),
+                                                                (3, 23, 700)])
+def test_kernel_equals_a_full_sort_whatever_the_tiles(k, query_batch, index_block):
+    """Rows fill up over several tiles (k above the block), then later tiles offer only scores above the
+    k-th: the same positions and scores as one full (score desc, position asc) sort, under heavy ties."""
+    rng = np.random.default_rng(k)
+    queries = np.round(rng.standard_normal((23, 5)), 0).astype(np.float32)
+    index = np.round(rng.standard_normal((700, 5)), 0).astype(np.float32)
+    pos, scores = topk_inner_product(queries, index, k, query_batch=query_batch, index_block=index_block)
+    full = queries @ index.T
+    expected = np.lexsort((np.broadcast_to(np.arange(700), full.shape), -full), axis=1)[:, :k]
+    np.testing.assert_array_equal(pos, expected)
+    np.testing.assert_array_equal(scores, np.take_along_axis(full, expected, 1))
+
+
 def test_kernel_edge_shapes():
     pos, scores = topk_inner_product(np.ones((3, 4)), np.ones((2, 4)), 50)
     assert pos.tolist() == [[0, 1]] * 3 and scores.tolist() == [[4.0, 4.0]] * 3
