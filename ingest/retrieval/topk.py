@@ -64,7 +64,7 @@ def topk_inner_product(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(positions int64 (q, k'), scores float32 (q, k'))``, ``k' = min(k, n)``, rows ordered
     by score descending then position ascending. ``q == 0`` or ``n == 0`` gives empty arrays. Scores are
-    assumed finite (L2-normalized vectors): a NaN never ranks."""
+    assumed finite (L2-normalized vectors): where a NaN ranks is not defined."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     index = np.ascontiguousarray(index, dtype=np.float32)
     n_queries, n = len(queries), len(index)
