@@ -79,9 +79,8 @@ def topk_inner_product(
         for bs in range(0, n, index_block):
             be = min(bs + index_block, n)
             tile = queries[qs:qe] @ index[bs:be].T
-            if best_pos is not None and best_pos.shape[1] == kk:  # every row full: only scores above its k'-th
-                _merge_above(best_pos, best_scores, tile, bs)
-                continue
+            if best_pos is not None and best_pos.shape[1] == kk and _merge_above(best_pos, best_scores, tile, bs):
+                continue  # every row full: it took only the scores above its k'-th
             pos, scores = _tile_topk(tile, kk)
             pos += bs
             if best_pos is None:
@@ -94,23 +93,30 @@ def topk_inner_product(
     return out_pos, out_scores
 
 
-def _merge_above(best_pos: np.ndarray, best_scores: np.ndarray, tile: np.ndarray, offset: int) -> None:
+def _merge_above(best_pos: np.ndarray, best_scores: np.ndarray, tile: np.ndarray, offset: int) -> bool:
     """Merge into the sorted running top ``k`` (in place) the scores of ``tile`` (positions from ``offset``,
-    all above every position held) that exceed their row's k-th score (module doc)."""
+    all above every position held) that exceed their row's k-th score (module doc). False, leaving them
+    as they were, when more than ``k`` per row would enter: the tile is then partitioned as the first ones,
+    which keeps the memory of the module doc."""
     k, width = best_pos.shape[1], tile.shape[1]
-    flat = np.flatnonzero(tile > best_scores[:, -1:])  # flat indices: ~10x faster than a 2-D nonzero
-    if len(flat) == 0:
-        return
-    rows, cols = np.divmod(flat, width)  # rows ascending
+    kth = best_scores[:, -1:]
+    above = tile > np.where(np.isnan(kth), -np.inf, kth)
+    entering = np.count_nonzero(above)
+    if entering > tile.shape[0] * k:
+        return False
+    if entering == 0:
+        return True
+    rows, cols = np.divmod(np.flatnonzero(above), width)  # flat indices (~10x faster than a 2-D nonzero): rows ascending
     counts = np.bincount(rows, minlength=len(best_pos))
     hit = np.flatnonzero(counts)
     counts = counts[hit]
     # per hit row: its k held entries, then its new ones (positions ascending), one sort for all rows
     row_of = np.concatenate([np.repeat(hit, k), rows])
-    pos = np.concatenate([best_pos[hit].ravel(), cols.astype(np.int64) + offset])
+    pos = np.concatenate([best_pos[hit].ravel(), cols + offset])
     score = np.concatenate([best_scores[hit].ravel(), tile[rows, cols]])
     order = np.lexsort((pos, -score, row_of))
     starts = np.concatenate([[0], np.cumsum(k + counts)[:-1]])
     take = order[starts[:, None] + np.arange(k)]
     best_pos[hit] = pos[take]
     best_scores[hit] = score[take]
+    return True

@@ -53,7 +53,6 @@ from ingest.rewriting import hugepages
 from udfs.cores import usable_cores
 
 RESCORE_BATCH = 512  # queries re-scored at a time
-HUGE_BLOCK_MIN = 4 << 20  # a node block under 4 MiB keeps ordinary pages (:mod:`ingest.rewriting.hugepages`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,9 +106,8 @@ def build_index(vectors: np.ndarray, seed: int, params: AnnParams):
 
     n, dim = vectors.shape
     index = hnswlib.Index(space="ip", dim=dim)
-    before = hugepages.anonymous_ranges()
-    index.init_index(max_elements=max(n, 1), ef_construction=params.ef_construction, M=params.m, random_seed=seed)
-    hugepages.advised_blocks(before, max(n * dim * 4, HUGE_BLOCK_MIN))  # the node block: huge pages, same graph
+    with hugepages.advise_new_blocks(n * dim * 4):  # the node block on huge pages: the same graph, faster
+        index.init_index(max_elements=max(n, 1), ef_construction=params.ef_construction, M=params.m, random_seed=seed)
     index.set_num_threads(1)
     index.add_items(np.ascontiguousarray(vectors, dtype=np.float32), np.arange(n))
     return index

@@ -3,40 +3,64 @@
 hnswlib keeps every node's level-0 links and vector in one ``malloc`` block (``M0 * 4 + 4 + d * 4 + 8``
 bytes per node: 1,676 at M 16, d 384, so 2.0 GB for 1.2M chunks), and building the graph reads it at random,
 one vector per candidate looked at. With 4 KiB pages nearly every such read also misses the TLB; where the
-kernel runs transparent huge pages in ``madvise`` mode (the common default) a block gets 2 MiB pages only if
-asked, as numpy asks for its own large arrays. :func:`advised_blocks` asks (``madvise(MADV_HUGEPAGE)``) for
-the anonymous mappings that appeared while the graph was allocated and are at least the size of its
-vectors, before a node is written. Measured on this project's 2-core machine (1,213,191 stand-in vectors,
-M 16, ef_construction 100, two graphs built side by side): 562.9 CPU-s per graph without, 488.8 with
-(benchmarks/README.md). The graph is the same bytes either way: only the page size of its memory changes.
+kernel runs transparent huge pages in ``madvise`` mode (Debian's and Ubuntu's default; under ``always``
+the block has them anyway) a block gets 2 MiB pages only if asked, as numpy asks for its own large arrays. This module asks (``madvise(MADV_HUGEPAGE)``) for the
+parts of anonymous mappings that appeared while the graph was allocated and are at least the size of its
+vectors, before a node is written (:func:`advise_new_blocks`). Measured on this project's 2-core machine
+(1,213,191 stand-in vectors, M 16, ef_construction 100, two graphs built side by side): 562.9 CPU-s per
+graph without, 488.8 with (benchmarks/README.md, "Huge pages for the graphs"); the two saved graphs were the
+same bytes: only the page size of the memory changes, never what is written in it.
 
-Nothing else changes if the advice cannot be given (another platform, a kernel without huge pages, a
-block below the size, or one that malloc served from its heap: under its mmap threshold, at most 32 MiB,
-so a graph of fewer than ~20K chunks): the build goes on with ordinary pages.
+Nothing else changes if the advice cannot be given (another platform, a kernel without huge pages, a C
+library without ``madvise``, a block under :data:`MIN_BLOCK` (64 MiB: a graph of fewer than ~40K chunks at
+384-d): the build goes on with ordinary pages. A thread building another graph meanwhile may map memory
+too: only new parts of at least the block's size are advised, and a thread arena or stack never is.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
-import ctypes.util
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 MADV_HUGEPAGE = 14  # <sys/mman.h> on Linux
+#: a new range under this size is never advised: a glibc thread arena (64 MiB at most) or a thread's stack
+MIN_BLOCK = 64 << 20
+_LOCK = threading.Lock()  # one allocation watched at a time in this process
 
 
-def anonymous_ranges() -> set[tuple[int, int]]:
-    """The ``(start, end)`` addresses of this process's anonymous mappings (empty where ``/proc`` cannot say)."""
-    out: set[tuple[int, int]] = set()
+def anonymous_ranges() -> list[tuple[int, int]]:
+    """The ``(start, end)`` addresses of this process's anonymous mappings, ascending (empty where ``/proc``
+    cannot say)."""
+    out: list[tuple[int, int]] = []
     try:
         with open("/proc/self/maps") as maps:
             for line in maps:
                 fields = line.split()
                 if len(fields) == 5:  # no path: an anonymous mapping (malloc's large blocks)
                     lo, hi = fields[0].split("-")
-                    out.add((int(lo, 16), int(hi, 16)))
+                    out.append((int(lo, 16), int(hi, 16)))
     except OSError:
         pass
+    return sorted(out)
+
+
+def new_ranges(before: list[tuple[int, int]], after: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``after``'s ranges that no range of ``before`` covers (the kernel merges a new mapping
+    into an adjacent one with the same flags, so a listed range may hold older memory too)."""
+    out = []
+    for lo, hi in after:
+        start = lo
+        for b_lo, b_hi in before:
+            if b_hi <= start or b_lo >= hi:
+                continue
+            if b_lo > start:
+                out.append((start, b_lo))
+            start = max(start, b_hi)
+        if start < hi:
+            out.append((start, hi))
     return out
 
 
@@ -45,23 +69,29 @@ def _madvise() -> Callable[[int, int, int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library the interpreter runs on
+        fn = libc.madvise
+    except (OSError, AttributeError):
         return None
-    fn = libc.madvise
     fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     fn.restype = ctypes.c_int
     return fn
 
 
-def advised_blocks(before: set[tuple[int, int]], min_bytes: int) -> list[tuple[int, int]]:
-    """Ask for huge pages on every anonymous mapping not in ``before`` (:func:`anonymous_ranges`, taken just
-    before the allocation) that spans at least ``min_bytes``; returns the ranges the kernel accepted."""
+@contextlib.contextmanager
+def advise_new_blocks(min_bytes: int) -> Iterator[list[tuple[int, int]]]:
+    """Around an allocation (``with advise_new_blocks(n) as advised: allocate()``): on leaving, ask for huge
+    pages on every part of an anonymous mapping that appeared meanwhile and spans at least ``max(min_bytes,
+    MIN_BLOCK)`` bytes; ``advised`` then lists the ranges the kernel accepted (empty: nothing to advise or
+    no way to ask). One such watch runs at a time per process."""
+    advised: list[tuple[int, int]] = []
     madvise = _madvise()
-    if madvise is None or min_bytes <= 0:
-        return []
-    accepted = []
-    for lo, hi in sorted(anonymous_ranges() - before):
-        if hi - lo >= min_bytes and madvise(lo, hi - lo, MADV_HUGEPAGE) == 0:
-            accepted.append((lo, hi))
-    return accepted
+    with _LOCK:
+        before = anonymous_ranges() if madvise is not None else []
+        yield advised
+        if madvise is None:
+            return
+        size = max(min_bytes, MIN_BLOCK)
+        for lo, hi in new_ranges(before, anonymous_ranges()):
+            if hi - lo >= size and madvise(lo, hi - lo, MADV_HUGEPAGE) == 0:
+                advised.append((lo, hi))

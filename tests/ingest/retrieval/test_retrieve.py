@@ -62,6 +62,26 @@ def test_kernel_equals_a_full_sort_whatever_the_tiles(k, query_batch, index_bloc
     np.testing.assert_array_equal(scores, np.take_along_axis(full, expected, 1))
 
 
+@pytest.mark.parametrize(("k", "partitioned"), [(10, 11 + 11), (100, 2 + 2)])
+def test_kernel_when_every_later_tile_beats_the_rows(k, partitioned, monkeypatch):
+    """Scores rising with position (in threes: ties): a later tile offers more than k per row (10: it is
+    partitioned as a first one, so memory stays bounded) or up to k per row (100: merged), and either
+    way the full sort's answer."""
+    import ingest.retrieval.topk as topk
+
+    calls = []
+    real = topk._tile_topk
+    monkeypatch.setattr(topk, "_tile_topk", lambda tile, kk: calls.append(kk) or real(tile, kk))
+    queries = np.array([[1.0], [2.0], [-1.0], [3.0]], np.float32)
+    index = (np.arange(700) // 3).astype(np.float32)[:, None]
+    pos, scores = topk_inner_product(queries, index, k, query_batch=2, index_block=64)
+    assert len(calls) == partitioned  # 11 tiles per batch of 2 queries, or the 2 that fill a row
+    full = queries @ index.T
+    expected = np.lexsort((np.broadcast_to(np.arange(700), full.shape), -full), axis=1)[:, :k]
+    np.testing.assert_array_equal(pos, expected)
+    np.testing.assert_array_equal(scores, np.take_along_axis(full, expected, 1))
+
+
 def test_kernel_edge_shapes():
     pos, scores = topk_inner_product(np.ones((3, 4)), np.ones((2, 4)), 50)
     assert pos.tolist() == [[0, 1]] * 3 and scores.tolist() == [[4.0, 4.0]] * 3

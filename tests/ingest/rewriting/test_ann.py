@@ -3,6 +3,7 @@ re-scoring and ordering, agreement with exact search when the graph search is ex
 one graph (reproducible), and different seeds giving different approximate pools."""
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -228,38 +229,61 @@ def test_build_workers_and_recall_check_settings(tmp_path):
 
 @pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
                     reason="a kernel without transparent huge pages: nothing to advise")
-def test_node_block_is_advised_huge_pages_and_the_graph_is_the_same(tmp_path, monkeypatch):
+def test_node_block_is_advised_huge_pages(monkeypatch):
     from ingest.rewriting import ann, hugepages
 
-    # 24,000 x 1,580 B (M 4): a 38 MB node block, above malloc's largest mmap threshold (32 MiB), so a
-    # mapping of its own as a graph of the paper's scale gets
-    vectors = _unit(np.random.default_rng(4), 24_000, 384)
-    params = AnnParams(m=4, ef_construction=8)
-    advised = []
-    real = hugepages.advised_blocks
-    monkeypatch.setattr(hugepages, "advised_blocks", lambda before, size: advised.extend(real(before, size)) or advised)
-    graph = ann.build_index(vectors, 5, params)
-    assert len(advised) == 1 and advised[0][1] - advised[0][0] >= 24_000 * 384 * 4
-    flags = _vm_flags(advised[0])
-    assert "hg" in flags.split(), flags  # MADV_HUGEPAGE took on the block the graph lives in
-    graph.save_index(str(tmp_path / "huge.bin"))
-    monkeypatch.setattr(hugepages, "advised_blocks", lambda before, size: [])
-    ann.build_index(vectors, 5, params).save_index(str(tmp_path / "plain.bin"))
-    assert (tmp_path / "huge.bin").read_bytes() == (tmp_path / "plain.bin").read_bytes()
+    # 44,000 x 1,580 B (M 4): a 70 MB node block, above hugepages.MIN_BLOCK and malloc's largest mmap
+    # threshold (32 MiB), so a mapping of its own, as a graph of the paper's scale gets
+    vectors = _unit(np.random.default_rng(4), 44_000, 384)
+    seen = []
+    real = hugepages.advise_new_blocks
+
+    @contextlib.contextmanager
+    def spy(min_bytes):
+        with real(min_bytes) as advised:
+            yield advised
+        seen.append((min_bytes, list(advised)))
+
+    monkeypatch.setattr(hugepages, "advise_new_blocks", spy)
+    graph = ann.build_index(vectors, 5, AnnParams(m=4, ef_construction=8))
+    assert graph.get_current_count() == 44_000
+    [(min_bytes, advised)] = seen
+    assert min_bytes == 44_000 * 384 * 4 and len(advised) >= 1
+    lo, hi = max(advised, key=lambda r: r[1] - r[0])
+    assert hi - lo >= 44_000 * 1_580 - 4096
+    assert "hg" in _vm_flags(lo).split()  # MADV_HUGEPAGE took on the block the graph lives in
 
 
-def _vm_flags(block):
-    lo = f"{block[0]:x}-"
-    lines = Path("/proc/self/smaps").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.lstrip("0").startswith(lo.lstrip("0")))
-    return next(line for line in lines[start:] if line.startswith("VmFlags:")).removeprefix("VmFlags:")
+def _vm_flags(address):
+    """The VmFlags of the mapping of /proc/self/smaps that holds ``address``."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and line.startswith("VmFlags:"):
+            return line.removeprefix("VmFlags:")
+    raise AssertionError(f"no mapping holds {address:#x}")
 
 
-def test_small_blocks_and_ranges_seen_before_are_not_advised():
+def test_only_new_parts_of_mappings_are_advised():
+    from ingest.rewriting.hugepages import new_ranges
+
+    before = [(0, 100), (200, 300), (400, 500)]
+    # a range merged onto an old one (0-150), one spanning two old ones (180-520), an old one unchanged
+    after = [(0, 150), (180, 520), (600, 700)]
+    assert new_ranges(before, after) == [(100, 150), (180, 200), (300, 400), (500, 520), (600, 700)]
+    assert new_ranges(before, before) == []
+
+
+def test_small_blocks_and_memory_seen_before_are_not_advised():
     from ingest.rewriting import hugepages
 
-    before = hugepages.anonymous_ranges()
-    assert before  # this process has anonymous mappings: /proc/self/maps was read
-    assert hugepages.advised_blocks(before, 1 << 20) == []  # nothing new since
-    block = np.ones(1 << 20, np.uint8)  # 1 MiB: under the 4 MiB asked for below
-    assert hugepages.advised_blocks(before, 4 << 20) == [] and block.sum() == 1 << 20
+    assert hugepages.anonymous_ranges()  # this process has anonymous mappings: /proc/self/maps was read
+    with hugepages.advise_new_blocks(0) as advised:
+        pass
+    assert advised == []  # nothing new
+    with hugepages.advise_new_blocks(0) as advised:
+        block = np.ones(8 << 20, np.uint8)  # 8 MiB, under MIN_BLOCK (64 MiB)
+    assert advised == [] and block.sum() == 8 << 20
