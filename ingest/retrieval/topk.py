@@ -106,7 +106,8 @@ def _merge_above(best_pos: np.ndarray, best_scores: np.ndarray, tile: np.ndarray
         return False
     if entering == 0:
         return True
-    rows, cols = np.divmod(np.flatnonzero(above), width)  # flat indices (~10x faster than a 2-D nonzero): rows ascending
+    # flat indices (~10x faster than a 2-D nonzero), so rows come ascending
+    rows, cols = np.divmod(np.flatnonzero(above), width)
     counts = np.bincount(rows, minlength=len(best_pos))
     hit = np.flatnonzero(counts)
     counts = counts[hit]

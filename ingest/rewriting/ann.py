@@ -16,7 +16,7 @@ product = cosine):
 ``hnswlib.Index(space="ip")`` with ``M`` links per node, ``ef_construction`` and ``random_seed`` = the
 seed (it draws each node's level, so the graphs differ by seed), chunks inserted in index order on one
 thread (multi-threaded insertion is not reproducible), the graph's node block on transparent huge pages
-where the kernel grants them (:mod:`ingest.rewriting.hugepages`: 13% less CPU per graph at 1.2M chunks,
+where the kernel grants them (:mod:`ingest.rewriting.hugepages`: 12-13% less CPU per graph at 1.2M chunks,
 the same graph). A search asks the graph for ``P`` neighbours
 with ``ef = max(ef_search, P)`` (hnswlib requires ``ef >= k``).
 

@@ -3,13 +3,14 @@
 hnswlib keeps every node's level-0 links and vector in one ``malloc`` block (``M0 * 4 + 4 + d * 4 + 8``
 bytes per node: 1,676 at M 16, d 384, so 2.0 GB for 1.2M chunks), and building the graph reads it at random,
 one vector per candidate looked at. With 4 KiB pages nearly every such read also misses the TLB; where the
-kernel runs transparent huge pages in ``madvise`` mode (Debian's and Ubuntu's default; under ``always``
-the block has them anyway) a block gets 2 MiB pages only if asked, as numpy asks for its own large arrays. This module asks (``madvise(MADV_HUGEPAGE)``) for the
-parts of anonymous mappings that appeared while the graph was allocated and are at least the size of its
-vectors, before a node is written (:func:`advise_new_blocks`). Measured on this project's 2-core machine
-(1,213,191 stand-in vectors, M 16, ef_construction 100, two graphs built side by side): 562.9 CPU-s per
-graph without, 488.8 with (benchmarks/README.md, "Huge pages for the graphs"); the two saved graphs were the
-same bytes: only the page size of the memory changes, never what is written in it.
+kernel runs transparent huge pages in ``madvise`` mode (Debian's and Ubuntu's default; under ``always`` the
+block has them anyway) a block gets 2 MiB pages only if asked, as numpy asks for its own large arrays. This
+module asks (``madvise(MADV_HUGEPAGE)``) for the parts of anonymous mappings that appeared while the graph
+was allocated and are at least the size of its vectors, before a node is written
+(:func:`advise_new_blocks`). Measured on this project's 2-core machine (1,213,191 stand-in vectors, M 16,
+ef_construction 100, two graphs built side by side, twice): 562.9 and 557.0 CPU-s per graph without, 488.8
+and 492.4 with (benchmarks/README.md, "Huge pages for the graphs"); the saved graphs were the same bytes:
+only the page size of the memory changes, never what is written in it.
 
 Nothing else changes if the advice cannot be given (another platform, a kernel without huge pages, a C
 library without ``madvise``, a block under :data:`MIN_BLOCK` (64 MiB: a graph of fewer than ~40K chunks at
