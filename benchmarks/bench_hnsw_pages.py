@@ -28,6 +28,7 @@ def export(warehouse: Path, out: Path) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_scale
+    from ingest.chunking.sentence_windows import chunkset_name
     from ingest.retrieval.embedders import resolve_embedder
     from ingest.retrieval.standin import STANDIN_NAME
     from ingest.rewriting.index import load_index
@@ -36,7 +37,7 @@ def export(warehouse: Path, out: Path) -> None:
     spec = resolve_embedder(STANDIN_NAME)
     con = duckdb.connect(str(warehouse), read_only=True)
     s = bench_scale._settings()
-    index = load_index(con, bench_scale.CORPUS, f"sentence:{s.chunk_tokens}/{s.chunk_overlap}",
+    index = load_index(con, bench_scale.CORPUS, chunkset_name(s.chunk_tokens, s.chunk_overlap),
                        Embedder(spec, load=spec.load), show_progress=False, keep_texts=False)
     np.save(out, index.vectors)
     print(f"wrote {out}: {index.vectors.shape}")
