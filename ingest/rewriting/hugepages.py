@@ -15,7 +15,10 @@ only the page size of the memory changes, never what is written in it.
 Nothing else changes if the advice cannot be given (another platform, a kernel without huge pages, a C
 library without ``madvise``, a block under :data:`MIN_BLOCK` (64 MiB: a graph of fewer than ~40K chunks at
 384-d): the build goes on with ordinary pages. A thread building another graph meanwhile may map memory
-too: only new parts of at least the block's size are advised, and a thread arena or stack never is.
+too: only new parts of at least the block's size are advised, and a thread arena or stack never is. A block
+malloc carves from memory the process already held (a freed region of its heap at least as large, as a long
+test session may leave) is not new and keeps its pages; a graph at the studies' scale (gigabytes) is always a
+mapping of its own.
 """
 from __future__ import annotations
 
