@@ -8,7 +8,8 @@ Two runs side by side, one per core, as the rewriting stage builds two graphs on
     PYTHONPATH=$PWD python benchmarks/bench_hnsw_pages.py build --vectors /work/vectors.npy --pages ordinary &
     PYTHONPATH=$PWD python benchmarks/bench_hnsw_pages.py build --vectors /work/vectors.npy --pages huge
 
-Each ``build`` prints its CPU seconds and the process's ``AnonHugePages``; ``--save`` writes the graph, so
+``--rows N`` builds the graph of N of the vectors (drawn with seed 0) instead, for the growth of a
+graph's construction with its size. Each ``build`` prints its CPU seconds and the process's ``AnonHugePages``; ``--save`` writes the graph, so
 ``cmp`` can show the two are the same bytes. Results: benchmarks/README.md ("Huge pages for the graphs").
 """
 from __future__ import annotations
@@ -43,10 +44,22 @@ def export(warehouse: Path, out: Path) -> None:
     print(f"wrote {out}: {index.vectors.shape}")
 
 
-def build(vectors: Path, pages: str, seed: int, save: Path | None) -> None:
+def sample_rows(n_all: int, rows: int | None) -> np.ndarray | None:
+    """``rows`` of ``n_all`` drawn without replacement (seed 0), ascending: a smaller graph over the same
+    distribution of vectors (the corpus is stored source by source, so a prefix would not be); None: all."""
+    if rows is None or rows >= n_all:
+        return None
+    if rows < 1:
+        raise ValueError(f"--rows must be >= 1, got {rows}")
+    return np.sort(np.random.default_rng(0).choice(n_all, rows, replace=False))
+
+
+def build(vectors: Path, pages: str, seed: int, save: Path | None, rows: int | None = None) -> None:
     from ingest.rewriting import ann, hugepages
 
-    x = np.ascontiguousarray(np.load(vectors), dtype=np.float32)
+    x = np.load(vectors, mmap_mode="r")
+    pick = sample_rows(len(x), rows)
+    x = np.ascontiguousarray(x if pick is None else x[pick], dtype=np.float32)
     if pages == "ordinary":
         hugepages.advise_new_blocks = lambda min_bytes: contextlib.nullcontext([])
     t = time.process_time()
@@ -69,11 +82,12 @@ def main() -> None:
     bu.add_argument("--pages", choices=("huge", "ordinary"), required=True)
     bu.add_argument("--seed", type=int, default=42)
     bu.add_argument("--save", type=Path)
+    bu.add_argument("--rows", type=int, help="a graph of this many of the vectors (sampled; growth with N)")
     args = ap.parse_args()
     if args.cmd == "export":
         export(args.warehouse, args.out)
     else:
-        build(args.vectors, args.pages, args.seed, args.save)
+        build(args.vectors, args.pages, args.seed, args.save, args.rows)
 
 
 if __name__ == "__main__":
