@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -154,14 +155,17 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
 
 
 def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,
-                   timing: dict[str, float], workers: int | None = None):
+                   timing: dict[str, float], workers: int | None = None, idle: Callable[[], bool] | None = None):
     """Yield ``(seed, graph)`` for ``seeds`` in order (``None``: exact search, no graph), each graph from
     :func:`cached_index`. Up to ``workers`` (default: the usable cores, at most 2; the rewriting stage passes
     what :func:`ingest.rewriting.index.check_index_memory` allows) graphs are built at once, each
     on one thread (hnswlib releases the GIL; a graph built on one thread is the same whichever thread
     builds it), and at most ``workers`` are alive while one is searched, so memory holds a few graphs,
     never all of a run's. ``timing["ann_build" | "ann_load"]`` adds each graph's own seconds (summed
-    over threads, so it can exceed the wall time)."""
+    over threads, so it can exceed the wall time). ``idle``: work that needs no graph, one unit per call
+    (it returns whether more is left), run on this thread while the graph to yield next is not ready and
+    fewer graphs are being built than there are usable cores (the last graphs of a run build alone on a
+    2-core machine), with BLAS limited to the free cores (:func:`_while_building`)."""
     import time
     from concurrent.futures import ThreadPoolExecutor
 
@@ -181,11 +185,34 @@ def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder:
                 nxt = queue[k + workers - 1]
                 pending.append((nxt, pool.submit(make, nxt)))
             _, future = pending.pop(0)
+            if idle is not None and not _while_building(idle, future, [f for _, f in pending]):
+                idle = None  # nothing left to do meanwhile
             graph, loaded, seconds = future.result()
             del future  # it holds the graph too
             timing["ann_load" if loaded else "ann_build"] += seconds
             yield seed, graph
             del graph
+
+
+def _while_building(idle: Callable[[], bool], future, others) -> bool:
+    """Call ``idle()`` while ``future`` (the graph wanted next) is not done, each call with BLAS limited to the
+    cores no graph build holds, and only while one is free (else wait for a build to end); returns whether
+    ``idle`` has more to do."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from threadpoolctl import threadpool_limits
+
+    cores = usable_cores()
+    while not future.done():
+        building = [f for f in (future, *others) if not f.done()]
+        free = cores - len(building)
+        if free < 1:
+            wait(building, return_when=FIRST_COMPLETED)
+            continue
+        with threadpool_limits(limits=free, user_api="blas"):
+            if not idle():
+                return False
+    return True
 
 
 def search(index, vectors: np.ndarray, queries: np.ndarray, k: int, ef_search: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,8 +14,9 @@ must hold) over a :class:`ChunkIndex`:
    records, per chunk, whether exact search's top ``P`` (same ``P``, ties by position) holds it, so its
    recall against exact search is ``in_exact`` averaged over the pool (mart ``rewrite_ann_recall``); this
    check is one exact search per distinct (text, pool), queries x chunks (at 1.2M chunks minutes on a
-   CPU), so ``recall_check=False`` (``rewriting.ann.recall_check: false``) skips it: ``in_exact`` is then
-   NULL and the mart counts no pool;
+   CPU; run, at the configured pools, while graphs are still being built and a core is free: the last
+   graphs of a run build alone on 2 cores), so ``recall_check=False`` (``rewriting.ann.recall_check:
+   false``) skips it: ``in_exact`` is then NULL and the mart counts no pool;
 2. **rerank**: each pool chunk's *stage score* is the cross-encoder's ``CrossEncoder.predict`` output for
    (rerank text, chunk text) (sigmoid, in [0, 1], for one-logit models such as bge-reranker-base) when
    the stack has a reranker, else its cosine; the pool is ordered by stage score descending, ties by
@@ -191,9 +192,14 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     if ann is None and any(seed is not None for seed in seeds):
         raise ValueError("a search names an HNSW seed but run_searches got no AnnParams")
     digest = index.digest() if index.graph_folder is not None and seeds != [None] else None
+    # the recall check: one exact search per distinct (vector, pool) among the HNSW searches (the same query
+    # under three index seeds is one exact search), at the configured pools first, while graphs are built
+    checks = _ExactChecks(index.vectors, vectors, timing)
+    if recall_check:
+        checks.plan(_check_rows(searches, pools))
     # one graph at a time (each holds a copy of the vectors), the next ones built meanwhile on other cores
     for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing,
-                                                workers=index.graph_workers):
+                                                workers=index.graph_workers, idle=checks.step):
         todo = [i for i, s in enumerate(searches) if s.ann_seed == seed]
         while todo:
             retry = []
@@ -211,22 +217,69 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
                         retry.append(i)
             todo = retry
         del graph
-    # the recall check: one exact search per distinct (vector, pool) among the HNSW searches (the same
-    # query under three index seeds is one exact search)
+    # then those of the pools widened meanwhile (and whatever the builds left no time for)
+    checks.beside_graphs = False
     flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
-    checks: dict[tuple, list[int]] = {}
+    if recall_check:
+        checks.plan(_check_rows(searches, pools))
+        while checks.step():
+            pass
     for i, s in enumerate(searches):
         if s.ann_seed is not None and not recall_check:
             flags[i] = np.full(len(dense[i][0]), -1, dtype=np.int8)
         elif s.ann_seed is not None:
-            checks.setdefault((pools[i], s.key), []).append(i)
-    for pool in sorted({pool for pool, _ in checks}):
-        groups = [rows for (p, _), rows in checks.items() if p == pool]
-        exact, _ = topk_inner_product(vectors[[rows[0] for rows in groups]], index.vectors, pool)
-        for rows, e in zip(groups, exact):
-            for i in rows:
-                flags[i] = np.isin(dense[i][0], e)
+            flags[i] = np.isin(dense[i][0], checks.done[(pools[i], s.key)])
     return dense, pools, flags, timing
+
+
+def _check_rows(searches: Sequence[Search], pools: list[int]) -> dict[tuple, int]:
+    """Per distinct ``(pool, key)`` of the HNSW searches, its first search's row, in search order."""
+    rows: dict[tuple, int] = {}
+    for i, s in enumerate(searches):
+        if s.ann_seed is not None:
+            rows.setdefault((pools[i], s.key), i)
+    return rows
+
+
+class _ExactChecks:
+    """The recall check's exact top-``pool`` searches, one per distinct ``(pool, key)``, run in units of
+    ``UNIT`` vectors of one pool (``topk_inner_product``'s query batch: a unit gives the rows a single call
+    over all of them would), in the order planned, so the result never depends on when a unit runs.
+    ``timing["recall_check"]`` adds the units' seconds, ``timing["recall_check_beside_graphs"]`` those
+    run while a graph was still being built or loaded (:func:`ingest.rewriting.ann.graphs_in_turn`'s ``idle``)."""
+
+    UNIT = 512
+
+    def __init__(self, index_vectors: np.ndarray, vectors: np.ndarray, timing: dict[str, float]):
+        self.index_vectors, self.vectors, self.timing = index_vectors, vectors, timing
+        self.done: dict[tuple, np.ndarray] = {}
+        self._planned: set[tuple] = set()
+        self._units: list[tuple[int, list[tuple[tuple, int]]]] = []
+        self.beside_graphs = True  # the graph loop sets it False once every graph is built
+        timing.update(recall_check=0.0, recall_check_beside_graphs=0.0)
+
+    def plan(self, wanted: dict[tuple, int]) -> None:
+        """Add the searches ``(pool, key) -> a row of vectors`` not planned yet, pool by pool ascending, each
+        pool's in ``wanted``'s order."""
+        new = [(pk, row) for pk, row in wanted.items() if pk not in self._planned]
+        self._planned.update(pk for pk, _ in new)
+        for pool in sorted({pk[0] for pk, _ in new}):
+            items = [(pk, row) for pk, row in new if pk[0] == pool]
+            self._units += [(pool, items[lo:lo + self.UNIT]) for lo in range(0, len(items), self.UNIT)]
+
+    def step(self) -> bool:
+        """Run the next unit; whether more are left."""
+        if self._units:
+            t = time.perf_counter()
+            pool, items = self._units.pop(0)
+            exact, _ = topk_inner_product(self.vectors[[row for _, row in items]], self.index_vectors, pool,
+                                          query_batch=self.UNIT)
+            self.done.update((pk, e) for (pk, _), e in zip(items, exact))
+            seconds = time.perf_counter() - t
+            self.timing["recall_check"] += seconds
+            if self.beside_graphs:
+                self.timing["recall_check_beside_graphs"] += seconds
+        return bool(self._units)
 
 
 def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float,

@@ -108,6 +108,76 @@ def test_hnsw_pools_record_exact_membership_and_exact_equals_brute_force():
             assert _flags(a).tolist() == ([1] * 20 if seed is None else [-1] * 20)
 
 
+def test_recall_check_runs_beside_the_graphs_and_flags_do_not_depend_on_when(monkeypatch):
+    """The recall check's exact searches run while a graph is still being built when a core is free
+    (``recall_check_beside_graphs`` > 0), else after the graphs (0); either way the flags are membership in
+    the brute-force top P, the same both ways. 1,100 texts: three units of 512; the builds are slowed so
+    each is still running when the graph is wanted."""
+    import dataclasses
+    import time
+
+    from ingest.rewriting import ann as ann_index
+    from ingest.rewriting.textrun import Search, run_searches
+
+    rng = np.random.default_rng(9)
+    vectors, queries = _unit(rng, 3000, 16), _unit(rng, 1100, 16)
+    index = dataclasses.replace(_index(vectors, list(range(3000))), graph_workers=1)
+    params = AnnParams(m=2, ef_construction=4, ef_search=4)
+    real = ann_index.cached_index
+
+    def slow(*args, **kwargs):
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ann_index, "cached_index", slow)
+    searches = [Search((i,), "q", 20, seed, 10) for seed in (42, 123) for i in range(len(queries))]
+    exact_pos, _ = topk_inner_product(queries, vectors, 20)
+    out = {}
+    for cores in (2, 1):  # 2: one graph builds on one of them, the check runs on the other; 1: none is free
+        monkeypatch.setattr(ann_index, "usable_cores", lambda cores=cores: cores)
+        runs, seconds = run_searches(index, searches, np.concatenate([queries, queries]), scorer=None, lam=1.0,
+                                     ann=params)
+        out[cores] = [r.dense_exact.tolist() for r in runs]
+        assert seconds["recall_check"] > 0
+        assert (seconds["recall_check_beside_graphs"] > 0) == (cores == 2)
+        for i, run in enumerate(runs):
+            assert run.dense_exact.tolist() == [p in set(exact_pos[i % 1100].tolist()) for p in run.dense_pos.tolist()]
+    assert out[2] == out[1] and 0 < np.mean([np.mean(f) for f in out[1]]) < 1
+
+
+def test_work_beside_the_builds_waits_for_a_free_core(monkeypatch):
+    """_while_building calls ``idle`` only while the wanted graph is not ready and a core is free (2 cores,
+    two builds: none until the other build ends), with BLAS limited to the free cores; it stops calling once
+    ``idle`` says nothing is left, or once the wanted graph is ready."""
+    import threading
+    import time
+    from concurrent.futures import Future
+
+    from threadpoolctl import threadpool_info
+
+    from ingest.rewriting import ann as ann_index
+
+    monkeypatch.setattr(ann_index, "usable_cores", lambda: 2)
+    wanted, other = Future(), Future()
+    calls = []
+
+    def idle():
+        calls.append((other.done(), wanted.done(), [i["num_threads"] for i in threadpool_info()
+                                                    if i["user_api"] == "blas"]))
+        time.sleep(0.01)
+        return True
+
+    threading.Timer(0.2, other.set_result, (None,)).start()
+    threading.Timer(0.5, wanted.set_result, (None,)).start()
+    assert ann_index._while_building(idle, wanted, [other]) is True and wanted.done()
+    assert calls and all(o and not w and all(n == 1 for n in blas) for o, w, blas in calls)
+    done = Future()
+    left = [True, True, False]
+    assert ann_index._while_building(lambda: left.pop(0), Future(), []) is False and left == []
+    done.set_result(None)
+    assert ann_index._while_building(lambda: pytest.fail("the graph is ready"), done, []) is True
+
+
 def test_pools_widen_until_they_hold_k_documents():
     """Long documents fill the pool: 10 documents of 8 near-identical chunks each; a 20-chunk pool holds
     3 documents, so a text that must keep 5 widens to 40 chunks (5 documents), one that must keep 10 to
