@@ -59,7 +59,7 @@ def build(vectors: Path, pages: str, seed: int, save: Path | None, rows: int | N
 
     x = np.load(vectors, mmap_mode="r")
     pick = sample_rows(len(x), rows)
-    x = np.ascontiguousarray(x if pick is None else x[pick], dtype=np.float32)
+    x = np.array(x if pick is None else x[pick], dtype=np.float32, order="C")  # in memory, not the file's pages
     if pages == "ordinary":
         hugepages.advise_new_blocks = lambda min_bytes: contextlib.nullcontext([])
     t = time.process_time()

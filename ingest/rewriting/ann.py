@@ -196,20 +196,22 @@ def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder:
 
 def _while_building(idle: Callable[[], bool], future, others) -> bool:
     """Call ``idle()`` while ``future`` (the graph wanted next) is not done, each call with BLAS limited to the
-    cores no graph build holds, and only while one is free (else wait for a build to end); returns whether
+    cores no graph build holds (at most BLAS's own thread count), and only while one is free (else wait for a build to end); returns whether
     ``idle`` has more to do."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits
 
-    cores = usable_cores()
+    cores, blas = usable_cores(), None
     while not future.done():
         building = [f for f in (future, *others) if not f.done()]
         free = cores - len(building)
         if free < 1:
             wait(building, return_when=FIRST_COMPLETED)
             continue
-        with threadpool_limits(limits=free, user_api="blas"):
+        if blas is None:  # never more threads than BLAS was given (OPENBLAS_NUM_THREADS and the like)
+            blas = max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=cores)
+        with threadpool_limits(limits=min(free, blas), user_api="blas"):
             if not idle():
                 return False
     return True

@@ -17,8 +17,9 @@ library without ``madvise``, a block under :data:`MIN_BLOCK` (64 MiB: a graph of
 384-d): the build goes on with ordinary pages. A thread building another graph meanwhile may map memory
 too: only new parts of at least the block's size are advised, and a thread arena or stack never is. A block
 malloc carves from memory the process already held (a freed region of its heap at least as large, as a long
-test session may leave) is not new and keeps its pages; a graph at the studies' scale (gigabytes) is always a
-mapping of its own.
+test session may leave) is not new and keeps its pages; the rewriting stage builds each graph on a pool
+thread, whose malloc arena (a thread's own, not the main one) serves nothing over 64 MiB from its heaps, so
+there the block is normally a mapping of its own.
 """
 from __future__ import annotations
 

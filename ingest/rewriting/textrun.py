@@ -221,7 +221,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     checks.beside_graphs = False
     flags: list[np.ndarray] = [np.ones(len(p), dtype=bool) for p, _ in dense]
     if recall_check:
-        checks.plan(_check_rows(searches, pools))
+        checks.plan(_check_rows(searches, pools), drop_unwanted=True)
         while checks.step():
             pass
     for i, s in enumerate(searches):
@@ -244,7 +244,10 @@ def _check_rows(searches: Sequence[Search], pools: list[int]) -> dict[tuple, int
 class _ExactChecks:
     """The recall check's exact top-``pool`` searches, one per distinct ``(pool, key)``, run in units of
     ``UNIT`` vectors of one pool (``topk_inner_product``'s query batch: a unit gives the rows a single call
-    over all of them would), in the order planned, so the result never depends on when a unit runs.
+    over all of them would), in the order planned, so the result never depends on when a unit runs (with
+    OpenBLAS, which splits a product by rows and columns, not along the summed dimension, nor on the BLAS
+    threads a unit ran with; another BLAS may round the last bit differently, which moves a flag only at
+    an exact tie on the pool's edge).
     ``timing["recall_check"]`` adds the units' seconds, ``timing["recall_check_beside_graphs"]`` those
     run while a graph was still being built or loaded (:func:`ingest.rewriting.ann.graphs_in_turn`'s ``idle``)."""
 
@@ -258,9 +261,12 @@ class _ExactChecks:
         self.beside_graphs = True  # the graph loop sets it False once every graph is built
         timing.update(recall_check=0.0, recall_check_beside_graphs=0.0)
 
-    def plan(self, wanted: dict[tuple, int]) -> None:
+    def plan(self, wanted: dict[tuple, int], drop_unwanted: bool = False) -> None:
         """Add the searches ``(pool, key) -> a row of vectors`` not planned yet, pool by pool ascending, each
-        pool's in ``wanted``'s order."""
+        pool's in ``wanted``'s order; ``drop_unwanted``: first drop the units not run yet that hold none of
+        ``wanted`` (their texts' pools were widened; whole units, so no unit's rows change)."""
+        if drop_unwanted:
+            self._units = [(pool, items) for pool, items in self._units if any(pk in wanted for pk, _ in items)]
         new = [(pk, row) for pk, row in wanted.items() if pk not in self._planned]
         self._planned.update(pk for pk, _ in new)
         for pool in sorted({pk[0] for pk, _ in new}):

@@ -145,6 +145,27 @@ def test_recall_check_runs_beside_the_graphs_and_flags_do_not_depend_on_when(mon
     assert out[2] == out[1] and 0 < np.mean([np.mean(f) for f in out[1]]) < 1
 
 
+def test_exact_checks_run_in_planned_units_and_drop_widened_ones():
+    """_ExactChecks: 600 texts at pool 20 are two units (512 + 88); once the last 88 widened to 40, their
+    pool-20 unit, not run yet, is dropped and one pool-40 unit runs instead; every result is brute force."""
+    from ingest.rewriting.textrun import _ExactChecks
+
+    rng = np.random.default_rng(3)
+    vectors, texts = _unit(rng, 300, 8), _unit(rng, 600, 8)
+    timing: dict[str, float] = {}
+    checks = _ExactChecks(vectors, texts, timing)
+    checks.plan({(20, (i,)): i for i in range(600)})
+    assert checks.step() is True and len(checks.done) == 512
+    checks.plan({**{(20, (i,)): i for i in range(512)}, **{(40, (i,)): i for i in range(512, 600)}},
+                drop_unwanted=True)
+    assert checks.step() is False and checks.step() is False
+    assert set(checks.done) == {(20, (i,)) for i in range(512)} | {(40, (i,)) for i in range(512, 600)}
+    for pool, rows in ((20, range(512)), (40, range(512, 600))):
+        exact, _ = topk_inner_product(texts, vectors, pool)
+        assert all(np.array_equal(checks.done[(pool, (i,))], exact[i]) for i in rows)
+    assert timing["recall_check"] > 0 and timing["recall_check_beside_graphs"] == timing["recall_check"]
+
+
 def test_work_beside_the_builds_waits_for_a_free_core(monkeypatch):
     """_while_building calls ``idle`` only while the wanted graph is not ready and a core is free (2 cores,
     two builds: none until the other build ends), with BLAS limited to the free cores; it stops calling once
@@ -161,16 +182,18 @@ def test_work_beside_the_builds_waits_for_a_free_core(monkeypatch):
     wanted, other = Future(), Future()
     calls = []
 
-    def idle():
+    def idle():  # the wanted graph gets ready during the third call
         calls.append((other.done(), wanted.done(), [i["num_threads"] for i in threadpool_info()
                                                     if i["user_api"] == "blas"]))
-        time.sleep(0.01)
+        if len(calls) == 3:
+            wanted.set_result(None)
         return True
 
     threading.Timer(0.2, other.set_result, (None,)).start()
-    threading.Timer(0.5, wanted.set_result, (None,)).start()
-    assert ann_index._while_building(idle, wanted, [other]) is True and wanted.done()
-    assert calls and all(o and not w and all(n == 1 for n in blas) for o, w, blas in calls)
+    t = time.perf_counter()
+    assert ann_index._while_building(idle, wanted, [other]) is True
+    assert time.perf_counter() - t >= 0.15 and len(calls) == 3  # waited for the other build, then 3 calls
+    assert all(o and not w and blas and all(n == 1 for n in blas) for o, w, blas in calls)
     done = Future()
     left = [True, True, False]
     assert ann_index._while_building(lambda: left.pop(0), Future(), []) is False and left == []
@@ -197,6 +220,14 @@ def test_pools_widen_until_they_hold_k_documents():
     assert held[0] < 5 <= held[1] and held[2] == held[3] == 10
     assert [len(r.mmr_pos) for r in runs] == [2, 5, 10, 10]  # K documents, or every document the corpus has
     assert len({index.doc_ids[p] for p in runs[2].mmr_pos}) == 10
+    # the same through an HNSW graph: a widened pool's recall check is at its widened size
+    searches = [Search(("q",), "q", 20, 42, k) for k in (2, 5)]
+    ann_runs, _ = run_searches(index, searches, np.repeat(query, 2, axis=0), scorer=None, lam=0.85,
+                               ann=AnnParams(m=2, ef_construction=4, ef_search=4))
+    assert [r.pool for r in ann_runs] == [20, 40]
+    for r in ann_runs:
+        exact, _ = topk_inner_product(query, index.vectors, r.pool)
+        assert r.dense_exact.tolist() == [p in set(exact[0].tolist()) for p in r.dense_pos.tolist()]
 
 
 def test_persisted_graph_is_loaded_and_searches_as_the_built_one(tmp_path):
