@@ -156,7 +156,7 @@ class StagePipeline:
         manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
                         manifest.output_digest(self.con, outputs))
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
-        self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)")
+        self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)", soft_wrap=True)  # one line: grep-able logs
         return fp
 
     def _llm_parts(self) -> list[str]:
