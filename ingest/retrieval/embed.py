@@ -7,8 +7,9 @@ conditions (e.g. A3 and A4 share an index) share one key and are embedded once.
 
 Vectors are stored L2-normalized (``v / ||v||_2``, float32) in ``embeddings(embedder, text_hash,
 vector)``. Texts are sorted by length (longest first, then hash) so each model batch pads little,
-and committed every :data:`COMMIT_TEXTS` texts or :data:`COMMIT_SECONDS` seconds, whichever comes
-first (always on a model-batch boundary): an interrupted job loses at most the uncommitted texts,
+and committed every :data:`COMMIT_TEXTS` texts (in a job of more than ``COMMIT_TEXTS x COMMITS_PER_JOB``
+texts, every ``1 / COMMITS_PER_JOB`` of it: :func:`commit_texts`) or :data:`COMMIT_SECONDS` seconds, whichever
+comes first (always on a model-batch boundary): an interrupted job loses at most the uncommitted texts,
 and a rerun embeds only what is missing, in the same model batches a clean run would have used.
 
 Precision (:mod:`ingest.retrieval.precision`): ``precision='auto'`` (the default) computes in bf16 on a
@@ -39,8 +40,20 @@ from warehouse.db import bulk_appends, transaction
 QUERY_HASH_PREFIX = "[query] "
 #: Commit the embeddings computed so far after this many texts ...
 COMMIT_TEXTS = 256
+#: ... (a job of more texts than ``COMMIT_TEXTS x COMMITS_PER_JOB`` commits every ``1 / COMMITS_PER_JOB`` of it) ...
+COMMITS_PER_JOB = 100
 #: ... or after this many seconds (wall clock) since the last commit, whichever comes first.
 COMMIT_SECONDS = 30.0
+
+
+def commit_texts(total: int) -> int:
+    """Texts between two commits of a local job of ``total`` texts: :data:`COMMIT_TEXTS`, or the job's
+    ``1 / COMMITS_PER_JOB`` when that is more, so a fast model is not held up by thousands of commits (the
+    stand-in embedder's stage at 32K documents: 10.4 s with commits of 256 texts, 8.2 s with commits of 1,024).
+    A commit still comes at least every :data:`COMMIT_SECONDS`, so a slow model loses no more on a kill; the
+    texts go to the model in the same batches whatever this is (``min(batch_size, COMMIT_TEXTS)`` at a time),
+    so a resumed job's vectors are an uninterrupted one's."""
+    return max(COMMIT_TEXTS, -(-total // COMMITS_PER_JOB))
 
 
 class EmbedError(ValueError):
@@ -194,7 +207,8 @@ def embed_texts(
     ``model`` (a loaded ``SentenceTransformer`` computing in that precision) skips loading; otherwise the spec's model is loaded
     only when something is missing. Texts go to the model ``min(batch_size, write_batch)`` at a time
     and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
-    (default :data:`COMMIT_TEXTS` and :data:`COMMIT_SECONDS`, read when the job starts).
+    (default :func:`commit_texts` of the job (the Ray engine: :data:`COMMIT_TEXTS`, its block size) and
+    :data:`COMMIT_SECONDS`, read when the job starts).
     Refuses (:class:`EmbedError`, nothing written) when stored vectors have another dimension than
     the model. Returns the report: ``requested`` rows, ``unique`` keys, ``already_stored``,
     ``embedded`` and the model's ``dim`` (``embedder`` is the stored name, precision suffix included).
@@ -242,9 +256,9 @@ def embed_texts(
     report["dim"] = dim
     count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions), model=model)
     encoded = spec.format_inputs(todo.texts, todo.is_query)
-    write_batch = COMMIT_TEXTS if write_batch is None else write_batch
+    step = max(1, min(batch_size, COMMIT_TEXTS if write_batch is None else write_batch))  # never the job's size
+    write_batch = commit_texts(len(encoded)) if write_batch is None else write_batch
     commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
-    step = max(1, min(batch_size, write_batch))
     with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance, \
             bulk_appends(con):
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)

@@ -14,12 +14,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ingest.retrieval.embed import QUERY_HASH_PREFIX, arrow_query, l2_normalize, store_embeddings, stored_dimension
+from ingest.retrieval.embed import (COMMIT_SECONDS, QUERY_HASH_PREFIX, Committer, arrow_query, commit_texts,
+                                    stored_dimension)
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 from warehouse.db import bulk_appends, memory_capped, release_cached_memory
 
-WRITE_BATCH = 256
+ENCODE_STEP = 256  # texts per model call (its batches are cut within each call)
 FETCH_BLOCK = 50_000  # keys above which fetch_vectors scans the embedder's rows instead of joining
 
 
@@ -59,7 +60,9 @@ def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequen
 def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *, label: str = "embedding",
                   show_progress: bool = True) -> None:
     """Encode and store ``todo`` (key -> (text, is_query), keys known not to be stored), longest text first,
-    in committed batches of :data:`WRITE_BATCH`; nothing is read back (:func:`fetch_vectors` does that)."""
+    :data:`ENCODE_STEP` texts per model call, committed as the embedding job commits
+    (:class:`ingest.retrieval.embed.Committer`: every :func:`ingest.retrieval.embed.commit_texts` texts or
+    ``COMMIT_SECONDS``); nothing is read back (:func:`fetch_vectors` does that)."""
     if not todo:
         return
     order = sorted(todo, key=lambda k: (-len(todo[k][0]), k))
@@ -72,13 +75,12 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
     inputs = embedder.spec.format_inputs([todo[k][0] for k in order], [todo[k][1] for k in order])
     with progress_bar(f"{label} with {embedder.spec.name}", total=len(order), enabled=show_progress) as advance, \
             bulk_appends(con):
-        for start in range(0, len(order), WRITE_BATCH):
-            part = inputs[start:start + WRITE_BATCH]
-            vectors = model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=False, show_progress_bar=False)
-            store_embeddings(con, embedder.spec.name, order[start:start + WRITE_BATCH], l2_normalize(vectors))
+        committer = Committer(con, embedder.spec.name, order, commit_texts(len(order)), COMMIT_SECONDS, advance)
+        for start in range(0, len(order), ENCODE_STEP):
+            part = inputs[start:start + ENCODE_STEP]
+            committer.add(model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=False, show_progress_bar=False))
             embedder.encoded += len(part)
-            advance(len(part))
     release_cached_memory(con)  # what DuckDB kept of the rows just written, before a matrix is read
 
 

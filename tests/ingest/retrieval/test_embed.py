@@ -232,3 +232,26 @@ def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seco
     assert report["embedded"] == 600 and stored == commits
     assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64
     assert con.execute("SELECT count(*) FROM embeddings WHERE embedder = 'fake'").fetchone()[0] == 600
+
+
+def test_a_large_job_commits_every_hundredth_of_it(con, monkeypatch, tiny_path):
+    """A job of more than COMMIT_TEXTS x COMMITS_PER_JOB texts commits every 1/COMMITS_PER_JOB of it (1.2M texts of
+    a fast model made 4,740 commits of 256); the model still gets the same calls, so the vectors do not change."""
+    import ingest.retrieval.embed as embed
+
+    assert embed.COMMITS_PER_JOB == 100
+    assert [embed.commit_texts(n) for n in (1, 600, 25_600, 25_601, 1_213_191)] == [256, 256, 256, 257, 12_132]
+    monkeypatch.setattr(embed, "COMMITS_PER_JOB", 4)  # 600 texts: every max(256, 150) = 256 ...
+    monkeypatch.setattr(embed, "COMMIT_TEXTS", 64)  # ... and with 64: every 150, on the model's calls of 64
+    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
+                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
+    clock = [0.0]
+    monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
+    stored: list[int] = []
+    original = embed.store_embeddings
+    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    model = _ClockedModel(clock, 0.01)
+    report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
+                         show_progress=False)
+    assert report["embedded"] == 600 and stored == [192, 192, 192, 24]
+    assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64

@@ -36,3 +36,47 @@ def test_study_stack_conventions_on_tiny_models(con, tmp_path):
     rr = resolve_reranker(str(rr_dir))
     scores = rr.load("cpu").predict([("Who wrote Dune?", "Dune is a novel.")], show_progress_bar=False)
     assert 0.0 <= float(scores[0]) <= 1.0  # one logit -> sigmoid
+
+
+class _LengthModel:
+    """A stand-in model: 3-dim vectors from each text's length; records each encode call's size."""
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def get_embedding_dimension(self) -> int:
+        return 3
+
+    def encode(self, texts, **kw):
+        self.calls.append(len(texts))
+        return np.array([[len(t), 1.0, 2.0] for t in texts], dtype=np.float32)
+
+
+def test_texts_are_committed_as_the_embedding_job_commits(tmp_path, monkeypatch):
+    """store_missing encodes ENCODE_STEP texts per call and commits through the embedding job's Committer: every
+    commit_texts(job) texts (here max(8, 100 / 4) = 25, so on the calls of 8: 32, 32, 32 and the last 4), and the
+    stored vectors are those of a job that commits every call."""
+    import ingest.retrieval.embed as embed
+    import ingest.rewriting.vectors as vectors
+    from ingest.retrieval.embedders import EmbedderSpec
+    from warehouse.db import connect
+
+    texts = [f"text {'x' * (i % 13)} {i:03d}" for i in range(100)]
+    spec = EmbedderSpec(name="fake", source=str(tmp_path))
+    monkeypatch.setattr(vectors, "ENCODE_STEP", 8)
+    stored: list[int] = []
+    original = embed.store_embeddings
+    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    results = []
+    for commits_per_job, commit_every in ((4, 8), (100, 8)):  # every 25 texts; every call of 8
+        monkeypatch.setattr(embed, "COMMITS_PER_JOB", commits_per_job)
+        monkeypatch.setattr(embed, "COMMIT_TEXTS", commit_every)
+        stored.clear()
+        db = connect(tmp_path / f"w{commits_per_job}.duckdb")
+        model = _LengthModel()
+        got, _ = text_vectors(db, Embedder(spec, load=lambda m=model: m), texts, [False] * 100, show_progress=False)
+        results.append((list(stored), model.calls, got))
+        db.close()
+    assert results[0][0] == [32, 32, 32, 4] and results[1][0] == [8] * 12 + [4]
+    assert results[0][1] == results[1][1] == [8] * 12 + [4]
+    assert np.array_equal(results[0][2], results[1][2])
