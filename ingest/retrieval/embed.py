@@ -49,7 +49,8 @@ COMMIT_SECONDS = 30.0
 def commit_texts(total: int) -> int:
     """Texts between two commits of a local job of ``total`` texts: :data:`COMMIT_TEXTS`, or the job's
     ``1 / COMMITS_PER_JOB`` when that is more, so a fast model is not held up by thousands of commits (the
-    stand-in embedder's stage at 32K documents: 10.4 s with commits of 256 texts, 8.2 s with commits of 1,024).
+    stand-in embedder's stage at 512K documents, 1.2M texts: 219.6 s with commits of 256 texts, 139.5-152.2 s
+    with this rule; benchmarks/README.md).
     A commit still comes at least every :data:`COMMIT_SECONDS`, so a slow model loses no more on a kill; the
     texts go to the model in the same batches whatever this is (``min(batch_size, COMMIT_TEXTS)`` at a time),
     so a resumed job's vectors are an uninterrupted one's."""
