@@ -51,8 +51,9 @@ def commit_texts(total: int) -> int:
     ``1 / COMMITS_PER_JOB`` when that is more, so a fast model is not held up by thousands of commits (the
     stand-in embedder's stage at 512K documents, 1.2M texts: 219.6 s with commits of 256 texts, 139.5-152.2 s
     with this rule; benchmarks/README.md).
-    A commit still comes at least every :data:`COMMIT_SECONDS`, so a slow model loses no more on a kill; the
-    texts go to the model in the same batches whatever this is (``min(batch_size, COMMIT_TEXTS)`` at a time),
+    A commit still comes at least every :data:`COMMIT_SECONDS`, so a kill loses at most the texts of
+    ``min(commit_texts(total) texts, COMMIT_SECONDS)`` (a slow model: 30 s of work, as before); the texts go to
+    the model in the same batches whatever this is (``min(batch_size, COMMIT_TEXTS)`` at a time),
     so a resumed job's vectors are an uninterrupted one's."""
     return max(COMMIT_TEXTS, -(-total // COMMITS_PER_JOB))
 
@@ -206,8 +207,8 @@ def embed_texts(
     computed in ``precision`` (``auto | fp32 | bf16``; None: as ``embedder`` names it).
 
     ``model`` (a loaded ``SentenceTransformer`` computing in that precision) skips loading; otherwise the spec's model is loaded
-    only when something is missing. Texts go to the model ``min(batch_size, write_batch)`` at a time
-    and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
+    only when something is missing. Texts go to the model ``min(batch_size, write_batch or COMMIT_TEXTS)`` at a
+    time and are committed every ``write_batch`` texts or ``commit_seconds`` seconds, whichever comes first
     (default :func:`commit_texts` of the job (the Ray engine: :data:`COMMIT_TEXTS`, its block size) and
     :data:`COMMIT_SECONDS`, read when the job starts).
     Refuses (:class:`EmbedError`, nothing written) when stored vectors have another dimension than
@@ -218,7 +219,8 @@ def embed_texts(
 
     ``engine``: None runs the model in this process; a :class:`ingest.retrieval.ray_engine.RaySettings`
     runs it as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`: same texts, same order,
-    same commits; the precision is resolved here, as for every other stage, and the workers compute in it)."""
+    same model batches, a commit every ``write_batch or COMMIT_TEXTS`` texts; the precision is resolved here,
+    as for every other stage, and the workers compute in it)."""
     device = device or auto_device()
     spec = resolve_embedder(embedder, precision, device)
     check_loaded_precision(embedder, spec, model)

@@ -3,8 +3,9 @@
 ``engine: ray`` in an experiment config (or ``embed_texts(..., engine=RaySettings(...))``) sends the texts
 the local engine would encode, in the same order (longest first, then key), through
 ``ray.data.from_arrow(...).map_batches(EmbedActor, ...)``: each actor loads the model once and encodes
-``batch_size`` texts at a time; the dataset keeps its order, one block per commit of the local engine
-(``write_batch`` texts), so the model sees the same batches and the driver writes exactly the rows the local
+``batch_size`` texts at a time; the dataset keeps its order, one block per ``write_batch`` texts
+(default :data:`ingest.retrieval.embed.COMMIT_TEXTS`, the local engine's largest model call), so the model sees
+the same batches and the driver writes exactly the rows the local
 engine writes (same keys, same stored embedder name; vectors equal to the last bits, within 1e-6). Only the
 driver opens the DuckDB file: it commits each block as it arrives through the local engine's
 :class:`ingest.retrieval.embed.Committer`, so a killed driver leaves every committed block and a rerun embeds

@@ -252,6 +252,6 @@ def test_a_large_job_commits_every_hundredth_of_it(con, monkeypatch, tiny_path):
     monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
     model = _ClockedModel(clock, 0.01)
     report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
-                         show_progress=False)
+                         batch_size=128, show_progress=False)  # calls of min(128, COMMIT_TEXTS), never of 150
     assert report["embedded"] == 600 and stored == [192, 192, 192, 24]
     assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64

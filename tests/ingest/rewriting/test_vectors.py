@@ -54,8 +54,8 @@ class _LengthModel:
 
 def test_texts_are_committed_as_the_embedding_job_commits(tmp_path, monkeypatch):
     """store_missing encodes ENCODE_STEP texts per call and commits through the embedding job's Committer: every
-    commit_texts(job) texts (here max(8, 100 / 4) = 25, so on the calls of 8: 32, 32, 32 and the last 4), and the
-    stored vectors are those of a job that commits every call."""
+    commit_texts(job) texts (here max(8, 100 / 4) = 25, so on the calls of 8: 32, 32, 32 and the last 4); the model
+    gets the same calls as in a job that commits every call (what keeps a real model's vectors the same)."""
     import ingest.retrieval.embed as embed
     import ingest.rewriting.vectors as vectors
     from ingest.retrieval.embedders import EmbedderSpec
