@@ -209,6 +209,21 @@ class _ClockedModel:
         return np.array([[len(t), 1.0, 2.0, 3.0] for t in texts], dtype=np.float32)
 
 
+def _six_hundred_texts_recorded(con, monkeypatch) -> tuple[list[float], list[int]]:
+    """600 condition texts to embed, a fake clock (``clock[0]``) for the commit timer, and the list the size
+    of each commit is appended to."""
+    import ingest.retrieval.embed as embed
+
+    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
+                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
+    clock = [0.0]
+    monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
+    stored: list[int] = []
+    original = embed.store_embeddings
+    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    return clock, stored
+
+
 @pytest.mark.parametrize("seconds_per_call, commits", [
     (0.01, [256, 256, 88]),        # fast model: every 256 texts
     (11.0, [192, 192, 192, 24]),   # slow model: 3 batches of 64 take 33 s >= 30 s
@@ -219,13 +234,7 @@ def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seco
     import ingest.retrieval.embed as embed
 
     assert (embed.COMMIT_TEXTS, embed.COMMIT_SECONDS) == (256, 30.0)
-    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
-                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
-    clock = [0.0]
-    monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
-    stored: list[int] = []
-    original = embed.store_embeddings
-    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    clock, stored = _six_hundred_texts_recorded(con, monkeypatch)
     model = _ClockedModel(clock, seconds_per_call)
     report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
                          show_progress=False)
@@ -243,13 +252,7 @@ def test_a_large_job_commits_every_hundredth_of_it(con, monkeypatch, tiny_path):
     assert [embed.commit_texts(n) for n in (1, 600, 25_600, 25_601, 1_213_191)] == [256, 256, 256, 257, 12_132]
     monkeypatch.setattr(embed, "COMMITS_PER_JOB", 4)  # 600 texts: every max(256, 150) = 256 ...
     monkeypatch.setattr(embed, "COMMIT_TEXTS", 64)  # ... and with 64: every 150, on the model's calls of 64
-    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
-                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
-    clock = [0.0]
-    monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
-    stored: list[int] = []
-    original = embed.store_embeddings
-    monkeypatch.setattr(embed, "store_embeddings", lambda c, e, h, v: (stored.append(len(h)), original(c, e, h, v)))
+    clock, stored = _six_hundred_texts_recorded(con, monkeypatch)
     model = _ClockedModel(clock, 0.01)
     report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
                          batch_size=128, show_progress=False)  # calls of min(128, COMMIT_TEXTS), never of 150
