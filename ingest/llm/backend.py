@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,13 @@ class LLMBackend(ABC):
     @abstractmethod
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         """Return the completion of each request, in the order given."""
+
+    def generate_blocks(self, blocks: Sequence[Sequence[LLMRequest]]) -> Iterator[list[Completion]]:
+        """The completions of each block of requests, one list per block, in order, each yielded as soon as it is
+        ready (the cache commits a block before the next is generated). Default: one :meth:`generate` call per
+        block; an engine that runs every block as one job (:mod:`ingest.llm.ray_generate`) overrides it."""
+        for block in blocks:
+            yield self.generate(block)
 
     def schema_unsupported(self) -> str | None:
         """Why the backend cannot enforce a request's ``schema`` while generating (structured output), or

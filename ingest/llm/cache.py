@@ -4,7 +4,9 @@ Key: ``cache_key = sha256_hex(canonical JSON of {model, messages, sampling (temp
 max_tokens, seed), prompt "<name>.v<N>"})`` (keys sorted, UTF-8, no whitespace). A request whose key is
 stored is answered from the table (zero calls); misses go to the backend in batches of
 ``commit_every`` and each batch is committed in its own transaction (a batch is stored whole or not at
-all), so an interrupted stage resumes where it stopped. In replay-only mode a miss is an error naming
+all), so an interrupted stage resumes where it stopped. The batches go to the backend's ``generate_blocks``
+(one ``generate`` call each, or one Ray Data job for them all: :mod:`ingest.llm.ray_generate`), and each is
+committed as it comes back. In replay-only mode a miss is an error naming
 the item, except a request whose key is recorded in ``llm_failures`` (and not in ``llm_calls``): it failed
 when the run was made, and replaying it gives its recorded failed answer (the latest), which the stage
 falls back from as the live run did, counted as failed; nothing is stored. The API key is never part of
@@ -134,9 +136,10 @@ class LLMCache:
         if pending:
             with Progress(disable=not self.progress) as bar:
                 task = bar.add_task(f"{label} ({self.backend_name}, {len(pending)} to generate)", total=len(pending))
-                for start in range(0, len(pending), self.commit_every):
-                    batch = pending[start:start + self.commit_every]
-                    answers = self.backend.generate([r for _, r in batch])
+                blocks = [pending[start:start + self.commit_every] for start in range(0, len(pending), self.commit_every)]
+                done = 0
+                for batch, answers in zip(blocks, self.backend.generate_blocks([[r for _, r in b] for b in blocks])):
+                    done += 1
                     if len(answers) != len(batch) or not all(isinstance(a, Completion) for a in answers):
                         raise LLMError(f"backend {self.backend_name} returned {len(answers)} answers for "
                                        f"{len(batch)} requests (one Completion per request expected)")
@@ -147,6 +150,9 @@ class LLMCache:
                     failed_now.update({k: a for (k, _), a in zip(batch, answers) if not usable(a.text)})
                     self.calls += len(batch)
                     bar.advance(task, len(batch))
+                if done != len(blocks):
+                    raise LLMError(f"backend {self.backend_name} answered {done} of {len(blocks)} blocks of requests "
+                                   "(one list of completions per block expected); the answered blocks are stored")
         out = [stored[k] if k in stored else failed_now[k] for k in keys]
         failed = [r for r, k in zip(requests, keys) if k not in stored]
         self.failed += len(failed)
