@@ -1,7 +1,8 @@
-"""Where a chunking experiment's model-bound stages run, and how much memory its jobs may take.
+"""Where an experiment's model-bound stages run, and how much memory its jobs may take (both studies).
 
 ``engine: local`` (default) runs the models in the ``ragwh run`` process; ``engine: ray`` runs the embedding
-job and the cross-encoder scoring as Ray Data jobs (:mod:`ingest.retrieval.ray_engine`), configured by the ``ray:`` mapping::
+jobs, the cross-encoder scoring (:mod:`ingest.retrieval.ray_engine`) and the generation of an in-process LLM
+backend, vLLM or transformers (:mod:`ingest.llm.ray_generate`), as Ray Data jobs, configured by the ``ray:`` mapping::
 
     engine: ray
     ray: {address: auto, num_gpus_per_worker: 1, batch_size: 128, concurrency: 4}

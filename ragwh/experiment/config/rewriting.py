@@ -49,6 +49,10 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
 
 ``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 
+``engine``, ``ray:`` and ``max_memory_fraction`` as in the chunking study (:mod:`ragwh.experiment.config.engine`):
+with ``engine: ray`` the stage's embeddings, its cross-encoder scores and the generation of an in-process LLM
+backend (``vllm``, ``transformers``) run as Ray Data jobs; HNSW graphs, MMR and the warehouse stay on the driver.
+
 ``demo: true`` reads the corpus sources from the package's demo data (``experiments/demo-rewriting.yml``:
 ``demo-rewriting.hotpot.json``, 30 questions written for this project) instead of ``--data``.
 
@@ -71,6 +75,7 @@ from ingest.llm.yamlfile import load_yaml
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.chunking import PRECISIONS, CorpusSpec, config_file, load_config
+from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm
 from ragwh.experiment.config.reader import ConfigError, _Reader, yaml_where
 from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-exported: the config's public names)
@@ -95,7 +100,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
               "Serve a real model (llm.backend openai / vllm) for results.")
 
 _TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
-        "analysis", "reader"}
+        "analysis", "reader", *ENGINE_KEYS}
 _REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann", "dense"}
 
@@ -115,6 +120,9 @@ class RewritingConfig:
     precision: str = "auto"  # of the embedder and the cross-encoder (ingest.retrieval.precision)
     analysis: tuple[tuple[str, Any], ...] = ()  # dbt var overrides of the rewriting marts (ANALYSIS_VARS)
     reader: ReaderSpec | None = ReaderSpec()  # None: no reader stage (``reader: none``, or no LLM)
+    engine: str = "local"  # where the models run (ragwh.experiment.config.engine): ray = Ray Data jobs
+    ray: Any = None  # ingest.retrieval.ray_engine.RaySettings with engine ray
+    max_memory_fraction: float = 0.8
 
     def dbt_vars(self) -> dict[str, Any]:
         """The dbt vars of the rewriting marts this experiment sets (the others keep dbt_project.yml's)."""
@@ -217,9 +225,10 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
     demo = raw.get("demo", False)
     if not isinstance(demo, bool):
         raise r.fail("demo", f"expected true/false, got {demo!r}")
+    engine, ray, max_memory_fraction = parse_engine(r, raw)
     return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
                            reranker, llm, limit, settings, file, demo=demo, precision=precision, analysis=analysis,
-                           reader=reader)
+                           reader=reader, engine=engine, ray=ray, max_memory_fraction=max_memory_fraction)
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:

@@ -179,10 +179,19 @@ class StagePipeline:
 
         config = self._llm_config()
         if self._backend is None and not config.replay_only:
-            self._backend = make_backend(config)
+            self._backend = self._ray_backend(config) or make_backend(config)
         cache = open_llm(self.con, self._backend, config)
         self._caches.append(cache)
         return cache
+
+    def _ray_backend(self, config: Any) -> Any:
+        """The LLM on Ray workers when the experiment runs ``engine: ray`` and its backend runs a model in-process
+        (vLLM, transformers; :mod:`ingest.llm.ray_generate`), else None (the backend runs here)."""
+        from ingest.llm.ray_generate import RAY_BACKENDS, RayLLMBackend
+
+        if getattr(self.config, "engine", "local") != "ray" or config.backend not in RAY_BACKENDS:
+            return None
+        return RayLLMBackend(config, self.config.ray)
 
     def repair_command(self) -> str:
         """What a failed dbt relationships test tells the user to run: this experiment again, which

@@ -49,3 +49,36 @@ def test_bad_engine_settings_name_the_key(extra, key):
     with pytest.raises(ConfigError) as info:
         parse_config(_base() | extra, FILE)
     assert str(info.value).startswith(f"{FILE}: {key}"), str(info.value)
+
+
+def _rewriting() -> dict:
+    return yaml.safe_load((PROJECT_ROOT / "experiments" / "rewriting-hotpotqa.yml").read_text())
+
+
+def test_a_rewriting_config_takes_the_same_engine_keys():
+    from ragwh.experiment.config.rewriting import parse_rewriting_config
+
+    config = parse_rewriting_config(_rewriting(), FILE)
+    assert (config.engine, config.ray, config.max_memory_fraction) == ("local", None, 0.8)
+    raw = _rewriting() | {"engine": "ray", "max_memory_fraction": 0.6, "ray": {"num_gpus_per_worker": 1, "concurrency": 2}}
+    config = parse_rewriting_config(raw, FILE)
+    assert config.ray == RaySettings(num_gpus_per_worker=1.0, concurrency=2) and config.max_memory_fraction == 0.6
+    assert json.loads(resolved_json(config))["engine"] == "ray"
+    with pytest.raises(ConfigError, match=r"ray: settings for the Ray engine, but engine is local"):
+        parse_rewriting_config(_rewriting() | {"ray": {"concurrency": 2}}, FILE)
+
+
+@pytest.mark.parametrize("engine, backend, on_ray", [
+    ("ray", "transformers", True), ("ray", "vllm", True), ("ray", "openai", False), ("local", "transformers", False)])
+def test_the_llm_runs_on_ray_only_for_an_in_process_backend_under_engine_ray(engine, backend, on_ray, monkeypatch):
+    import sys
+
+    from ingest.llm import LLMConfig
+    from ingest.llm.ray_generate import RayLLMBackend
+    from ragwh.experiment.pipeline.stages import StagePipeline
+
+    monkeypatch.setitem(sys.modules, "vllm", None)  # a driver without vLLM (the workers have it)
+    pipeline = StagePipeline.__new__(StagePipeline)  # only the config is read
+    pipeline.config = type("Config", (), {"engine": engine, "ray": RaySettings() if engine == "ray" else None})()
+    chosen = pipeline._ray_backend(LLMConfig(backend=backend, model="some/model"))
+    assert isinstance(chosen, RayLLMBackend) if on_ray else chosen is None
