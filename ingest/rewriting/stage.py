@@ -61,21 +61,25 @@ from warehouse.db import replace_where, transaction
 def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: RewriteSettings | None = None, *,
                   embedder: str | EmbedderSpec | None = None, reranker: str | RerankerSpec | None = None,
                   llm: LLMCache | None = None, embed_model=None, rerank_model=None,
-                  show_progress: bool = True) -> dict:
+                  show_progress: bool = True, engine=None) -> dict:
     """Run every configured strategy and seed on ``corpus`` (module doc); returns counts and seconds per step.
 
     ``embed_model`` / ``rerank_model`` (loaded models) skip loading; otherwise a model is loaded only when
-    something is missing (a rerun over stored vectors loads no embedder)."""
+    something is missing (a rerun over stored vectors loads no embedder). ``engine``: None runs the models here;
+    a :class:`ingest.retrieval.ray_engine.RaySettings` embeds the missing texts and scores the cross-encoder pairs
+    as Ray Data jobs (the same rows; the LLM's engine is its backend's, :mod:`ingest.llm.ray_generate`)."""
     settings = settings or RewriteSettings()
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     strategies = resolve(list(settings.strategies))
     spec = resolve_embedder(embedder)
-    emb = Embedder(spec, load=lambda: embed_model if embed_model is not None else spec.load())
+    emb = Embedder(spec, load=lambda: embed_model if embed_model is not None else spec.load(),
+                   engine=engine if embed_model is None else None)
     rr = resolve_reranker(reranker) if reranker is not None else None
     rr_name = rr.name if rr is not None else "none"
     scorer = None if rr is None else CrossEncoderScorer(
-        lambda: rerank_model if rerank_model is not None else rr.load(), show_progress=show_progress)
+        lambda: rerank_model if rerank_model is not None else rr.load(), show_progress=show_progress, spec=rr,
+        engine=engine if rerank_model is None else None)
     queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
     if not queries:
         raise RewriteError(f"corpus {corpus!r} has no queries: load it first (`ragwh ingest ...`)")

@@ -76,19 +76,28 @@ class TextRun:
 class CrossEncoderScorer:
     """Scores (query, passage) pairs with a sentence-transformers ``CrossEncoder``, loaded on first use."""
 
-    def __init__(self, load: Callable[[], object], batch_size: int = 32, show_progress: bool = True):
+    def __init__(self, load: Callable[[], object], batch_size: int = 32, show_progress: bool = True, *,
+                 spec=None, engine=None):
         self._load, self._model = load, None
         self.batch_size, self.show_progress = batch_size, show_progress
+        self.spec, self.engine = spec, engine  # engine (RaySettings): the pairs are scored by a Ray Data job
         self.pairs_scored = 0
 
     def __call__(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         if not pairs:
             return np.zeros(0)
-        if self._model is None:
-            self._model = self._load()
         order = sorted(range(len(pairs)), key=lambda i: (-len(pairs[i][0]) - len(pairs[i][1]), i))
         out = np.empty(len(pairs), dtype=np.float64)
         with progress_bar("reranking", total=len(pairs), enabled=self.show_progress) as advance:
+            if self.engine is not None:  # the same blocks of 1,024 pairs and model batches, on the workers
+                from ingest.retrieval.ray_engine import score_pairs
+
+                out[order] = score_pairs(self.spec, [pairs[i] for i in order], self.engine, self.batch_size,
+                                         block=1024, advance=advance)
+                self.pairs_scored += len(pairs)
+                return out
+            if self._model is None:
+                self._model = self._load()
             for start in range(0, len(order), 1024):
                 part = order[start:start + 1024]
                 out[part] = np.asarray(self._model.predict([pairs[i] for i in part], batch_size=self.batch_size,

@@ -38,6 +38,7 @@ class Embedder:
     batch_size: int = 64
     _model: object = None
     encoded: int = 0  # texts this process encoded (a rerun over stored keys encodes 0)
+    engine: object = None  # an ingest.retrieval.ray_engine.RaySettings: missing keys are encoded by a Ray Data job
 
     @property
     def model(self):
@@ -66,6 +67,9 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
     if not todo:
         return
     order = sorted(todo, key=lambda k: (-len(todo[k][0]), k))
+    if embedder.engine is not None:
+        _store_with_ray(con, embedder, todo, order, label, show_progress)
+        return
     model = embedder.model
     dim = int(model.get_embedding_dimension())
     have = stored_dimension(con, embedder.spec.name)
@@ -82,6 +86,23 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
                                        normalize_embeddings=False, show_progress_bar=False))
             embedder.encoded += len(part)
     release_cached_memory(con)  # what DuckDB kept of the rows just written, before a matrix is read
+
+
+def _store_with_ray(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], order: list[str], label: str,
+                    show_progress: bool) -> None:
+    """:func:`store_missing` as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`): the same keys in
+    the same order, blocks of ``COMMIT_TEXTS`` texts, ``ray.batch_size`` texts per model call on the workers (the
+    local ``batch_size`` when equal, the default 64: then the same model batches and vectors within 1e-6)."""
+    from ingest.retrieval.embed import COMMIT_TEXTS, TextsToEmbed
+    from ingest.retrieval.ray_engine import embed_with_ray
+
+    todo_rows = TextsToEmbed(len(order), len(order), 0, order, [todo[k][0] for k in order],
+                             np.array([todo[k][1] for k in order], dtype=bool))
+    report = embed_with_ray(con, embedder.spec, todo_rows, embedder.engine,
+                            {"dim": stored_dimension(con, embedder.spec.name)}, write_batch=COMMIT_TEXTS,
+                            commit_seconds=COMMIT_SECONDS, show_progress=show_progress)
+    embedder.encoded += report["embedded"]
+    release_cached_memory(con)
 
 
 def stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
