@@ -1,26 +1,35 @@
-"""Generation as a Ray Data job: the in-process backends (vLLM's offline engine, transformers) on Ray workers.
+"""Generation on Ray: the in-process backends (vLLM's offline engine, transformers) on long-lived Ray actors.
 
 With ``engine: ray`` an experiment's LLM stages keep talking to :class:`ingest.llm.cache.LLMCache`; only the
-backend behind it changes. :class:`RayLLMBackend` sends every request the cache is missing through one
-``ray.data.from_arrow(...).map_batches(GenerateActor, ...)`` job, one block per cache batch (``llm.commit_every``
-requests, in the cache's order), and yields each block's completions as it comes back, so the driver commits
-each block in its own transaction exactly as the local engine does. Each actor builds the configured backend
-once (:func:`ingest.llm.make_backend`: on a GPU worker ``vllm.LLM``, loaded on its first block) and answers a
-block with that backend's ``generate``, the call the local engine makes for the same block. The rows are the
-local engine's: the same cache keys, the backend's own name in ``llm_calls.backend`` (``vllm``,
-``transformers``), the same texts where the backend is deterministic for a given block (greedy decoding, or
-vLLM's per-request seeds).
+backend behind it changes. :class:`RayLLMBackend` starts ``ray.concurrency`` actors (:class:`GenerateActor`, each
+reserving ``ray.num_gpus_per_worker`` GPUs and ``num_cpus_per_worker`` CPUs) the first time it is asked, and keeps
+them for the whole run: each builds the configured backend once (:func:`ingest.llm.make_backend`: on a GPU worker
+``vllm.LLM``, loaded on its first block), so a vLLM model loads once per run, not once per stage or strategy.
+The cache's missing requests go to the actors one block per cache batch (``llm.commit_every`` requests, in the
+cache's order) through Ray's ordered ``ActorPool.map``; each actor answers a block with that backend's
+``generate``, the call the local engine makes for the same block, and the driver commits each block in its own
+transaction as it comes back. The rows are the local engine's: the same cache keys, the backend's own name in
+``llm_calls.backend`` (``vllm``, ``transformers``), the same texts wherever the backend's answer to a block does not
+depend on the process (greedy decoding or vLLM's per-request seeds, the same device and dtype: a transformers
+``device: auto`` becomes the workers' device, ``cuda`` with GPUs per worker, else ``cpu``; name the ``dtype`` on a
+mixed cluster). ``ray.batch_size`` is the embedding job's; generation's batch is ``llm.commit_every`` (and the
+backend's own batching within it).
 
 Resumable: a killed driver leaves every committed block, and the next run asks only for the missing requests.
-A worker that dies mid-job is restarted and its block retried (``ray.max_restarts`` / ``max_task_retries``), so
-the job ends with the rows of an uninterrupted run (the fault hook of :mod:`ingest.retrieval.ray_engine`,
-``RAGWH_RAY_KILL_ONCE``, applies here too).
+An actor that dies mid-block is restarted and the block retried (``ray.max_restarts`` / ``max_task_retries``,
+without limit by default), so the run ends with the rows of an uninterrupted one (the fault hook of
+:mod:`ingest.retrieval.ray_engine`, ``RAGWH_RAY_KILL_ONCE``, applies here too).
 
 Only backends that run a model in-process go to Ray (:data:`RAY_BACKENDS`); the OpenAI-compatible HTTP backend
-already calls a server, so it stays on the driver. On the driver the configured backend is built too, but
-never asked to generate: it names the model and answers :meth:`context_window` / :meth:`prompt_tokens` (the
-transformers backend loads only its tokenizer for that) and whether schemas can be enforced. A driver without
-vLLM installed (a CPU head node) uses the configured model name and leaves schema checks to the workers.
+already calls a server, so it stays on the driver. vLLM needs a GPU per actor (``ray.num_gpus_per_worker`` at least
+``vllm.tensor_parallel_size``). On the driver the configured backend is built too, but never asked to generate: it
+names the model and answers :meth:`context_window` / :meth:`prompt_tokens` (transformers loads only its tokenizer
+for that) and whether schemas can be enforced. A driver without vLLM installed (a CPU head node) uses the
+configured model name and asks the first actor whether its vLLM enforces schemas.
+
+Generation runs on Ray actors (Ray Core's ``ActorPool``), not as a Ray Data job like the embedding job: a Ray Data
+job starts its actors afresh, and the cache asks once per stage and strategy, which would reload a vLLM model
+each time.
 """
 from __future__ import annotations
 
@@ -29,11 +38,9 @@ import json
 import os
 from typing import Iterator, Sequence
 
-import numpy as np
-
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest, Sampling
 from ingest.llm.config import LLMConfig
-from ingest.retrieval.ray_engine import FAULT_ENV, RaySettings, _in_order, _map_kwargs, _ordered_blocks, connect
+from ingest.retrieval.ray_engine import FAULT_ENV, RaySettings, connect
 
 #: backends that run a model in the process that calls them (the ones Ray can spread over workers)
 RAY_BACKENDS = ("vllm", "transformers")
@@ -52,7 +59,7 @@ def decode_request(text: str) -> LLMRequest:
 
 
 class GenerateActor:
-    """One backend per actor, built in ``__init__`` (a vLLM engine loads on the first block): ``__call__`` answers
+    """One backend per actor, built in ``__init__`` (a vLLM engine loads on the first block): :meth:`answer` answers
     one block of encoded requests with the backend's ``generate``."""
 
     def __init__(self, config: LLMConfig, kill_marker: str | None = None) -> None:
@@ -60,64 +67,89 @@ class GenerateActor:
 
         self.backend = make_backend(config)
         self.kill_marker = kill_marker
+        self.blocks = 0  # blocks this actor answered (a test reads it: the actors live across calls)
 
-    def __call__(self, batch: dict) -> dict:
+    def answer(self, requests: list[str]) -> list[str]:
         if self.kill_marker is not None and not os.path.exists(self.kill_marker):
             with open(self.kill_marker, "w", encoding="utf-8") as handle:
                 handle.write(f"killed worker {os.getpid()}\n")
-            os._exit(1)  # the fault a test injects: the worker process dies mid-job
-        answers = self.backend.generate([decode_request(str(t)) for t in batch["request"]])
-        if len(answers) != len(batch["request"]):
-            raise LLMError(f"backend {self.backend.name} returned {len(answers)} answers for "
-                           f"{len(batch['request'])} requests on a Ray worker")
-        return {"pos": np.asarray(batch["pos"], dtype=np.int64),
-                "answer": np.array([json.dumps(dataclasses.asdict(a)) for a in answers], dtype=object)}
+            os._exit(1)  # the fault a test injects: the worker process dies mid-block
+        answers = self.backend.generate([decode_request(t) for t in requests])
+        if len(answers) != len(requests):
+            raise LLMError(f"backend {self.backend.name} returned {len(answers)} answers for {len(requests)} requests "
+                           "on a Ray worker")
+        self.blocks += 1
+        return [json.dumps(dataclasses.asdict(a)) for a in answers]
+
+    def answered(self) -> int:
+        return self.blocks
+
+    def schema_unsupported(self) -> str | None:
+        return self.backend.schema_unsupported()
 
 
 class RayLLMBackend(LLMBackend):
-    """The configured backend, run by Ray workers (module doc). ``local``: the driver-side backend (built from
-    ``config`` when not given; see the module doc for a driver without vLLM)."""
+    """The configured backend, run by long-lived Ray actors (module doc). ``local``: the driver-side backend (built
+    from ``config`` when not given; see the module doc for a driver without vLLM)."""
 
     def __init__(self, config: LLMConfig, settings: RaySettings, local: LLMBackend | None = None) -> None:
         if config.backend not in RAY_BACKENDS:
             raise LLMError(f"LLM backend {config.backend!r} calls a server: it runs on the driver, not on Ray "
                            f"(engine ray runs {', '.join(RAY_BACKENDS)} on the workers)")
+        if config.backend == "vllm":
+            gpus = int(dict(config.vllm).get("tensor_parallel_size", 1))
+            if settings.num_gpus_per_worker < gpus:
+                raise LLMError(f"vLLM on Ray needs {gpus} GPU(s) per actor (vllm.tensor_parallel_size {gpus}) but "
+                               f"ray.num_gpus_per_worker is {settings.num_gpus_per_worker:g}: set it to {gpus}")
         if local is None:
             local = _driver_backend(config)
-        self.config, self.settings, self.local = config, settings, local
+        self.settings, self.local = settings, local
         self.name = local.name if local is not None else config.backend
         self.model = local.model if local is not None else config.model
         if not self.model:
             raise LLMError("no LLM model configured: set llm.model (a Hugging Face id or a path the workers can read)")
+        self.config = _worker_config(config, self.model, settings)
+        self._actors: list | None = None
+
+    def actors(self) -> list:
+        """The actors, started on first use and kept until :meth:`close`."""
+        if self._actors is None:
+            ray = connect(self.settings)
+            options = {"num_cpus": self.settings.num_cpus_per_worker, "max_restarts": self.settings.max_restarts,
+                       "max_task_retries": self.settings.max_task_retries}
+            if self.settings.num_gpus_per_worker:
+                options["num_gpus"] = self.settings.num_gpus_per_worker
+            cls = ray.remote(GenerateActor).options(**options)
+            marker = os.environ.get(FAULT_ENV) or None
+            self._actors = [cls.remote(self.config, marker) for _ in range(self.settings.concurrency)]
+        return self._actors
 
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         return next(iter(self.generate_blocks([requests]))) if requests else []
 
     def generate_blocks(self, blocks: Sequence[Sequence[LLMRequest]]) -> Iterator[list[Completion]]:
-        sizes = [len(b) for b in blocks]
-        if not sum(sizes):
+        from ray.util import ActorPool
+
+        todo = [[encode_request(r) for r in b] for b in blocks]
+        if not any(todo):
             yield from ([] for _ in blocks)
             return
-        block = max(sizes)
-        if any(n != block for n in sizes[:-1]):
-            raise ValueError(f"blocks of {sizes}: every block but the last must be full (the job's block size)")
+        pool = ActorPool(self.actors())
+        for block, answers in zip(blocks, pool.map(lambda actor, b: actor.answer.remote(b), todo)):
+            if len(answers) != len(block):
+                raise LLMError(f"a Ray worker returned {len(answers)} answers for a block of {len(block)} requests")
+            yield [Completion(**json.loads(a)) for a in answers]
+
+    def answered_blocks(self) -> list[int]:
+        """Blocks each actor answered so far (the actors are started if they were not)."""
         ray = connect(self.settings)
-        config = dataclasses.replace(self.config, model=self.model)
-        kwargs = _map_kwargs(ray, self.settings, {"config": config, "kill_marker": os.environ.get(FAULT_ENV) or None},
-                             block)
-        ds = _ordered_blocks(ray, {"request": [encode_request(r) for b in blocks for r in b]}, block)
-        ds = ds.map_batches(GenerateActor, **kwargs)
-        pending: list[Completion] = []
-        which = 0
-        for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
-            pending.extend(Completion(**json.loads(str(a))) for a in batch["answer"])
-            while which < len(sizes) and len(pending) >= sizes[which]:
-                out, pending = pending[:sizes[which]], pending[sizes[which]:]
-                which += 1
-                yield out
+        return ray.get([a.answered.remote() for a in self.actors()])
 
     def schema_unsupported(self) -> str | None:
-        return self.local.schema_unsupported() if self.local is not None else None
+        if self.local is not None:
+            return self.local.schema_unsupported()
+        ray = connect(self.settings)
+        return ray.get(self.actors()[0].schema_unsupported.remote())
 
     def context_window(self) -> int | None:
         return self.local.context_window() if self.local is not None else None
@@ -126,6 +158,25 @@ class RayLLMBackend(LLMBackend):
         if self.local is None:
             raise NotImplementedError("the Ray engine's driver has no tokenizer of this model")
         return self.local.prompt_tokens(messages)
+
+    def close(self) -> None:
+        """Stop the actors (their GPUs are free again)."""
+        if self._actors is not None:
+            ray = connect(self.settings)
+            for actor in self._actors:
+                ray.kill(actor)
+            self._actors = None
+        if self.local is not None:
+            self.local.close()
+
+
+def _worker_config(config: LLMConfig, model: str, settings: RaySettings) -> LLMConfig:
+    """What the actors build their backend from: the resolved model, no API key, and a transformers ``device: auto``
+    resolved to the workers' device."""
+    transformers = dict(config.transformers)
+    if config.backend == "transformers" and transformers.get("device", "auto") == "auto":
+        transformers["device"] = settings.worker_device
+    return dataclasses.replace(config, model=model, api_key=None, transformers=transformers)
 
 
 def _driver_backend(config: LLMConfig) -> LLMBackend | None:

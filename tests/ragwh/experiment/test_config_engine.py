@@ -79,6 +79,7 @@ def test_the_llm_runs_on_ray_only_for_an_in_process_backend_under_engine_ray(eng
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # a driver without vLLM (the workers have it)
     pipeline = StagePipeline.__new__(StagePipeline)  # only the config is read
-    pipeline.config = type("Config", (), {"engine": engine, "ray": RaySettings() if engine == "ray" else None})()
+    settings = RaySettings(num_gpus_per_worker=1) if engine == "ray" else None
+    pipeline.config = type("Config", (), {"engine": engine, "ray": settings})()
     chosen = pipeline._ray_backend(LLMConfig(backend=backend, model="some/model"))
     assert isinstance(chosen, RayLLMBackend) if on_ray else chosen is None
