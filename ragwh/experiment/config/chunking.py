@@ -42,8 +42,9 @@ cell (dbt var ``declared_contrasts``).
 CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp32`` or ``bf16``
 (:mod:`ingest.retrieval.precision`; the stored embedder / reranker names carry the precision).
 
-``engine`` (``local`` | ``ray``), ``ray:`` and ``max_memory_fraction``: where the embedding job runs and how much
-memory a job may take (:mod:`.engine`).
+``engine`` (``local`` | ``ray``), ``ray:`` and ``max_memory_fraction``: where the model-bound work runs (with
+``ray``: the embedding job, the cross-encoder scoring, and the LLM stages' generation when ``llm.backend`` is
+``vllm`` or ``transformers``) and how much memory a job may take (:mod:`.engine`).
 
 Shared with the rewriting study's configs: the error type and typed access to the parsed YAML
 (:mod:`.reader`) and the ``llm:`` block (:mod:`.llm`).
@@ -144,7 +145,7 @@ class ExperimentConfig:
     retrievers: tuple[str, ...] = ("dense",)
     bm25: Any = None  # ingest.retrieval.bm25.BM25Settings when "bm25" is among the retrievers
     declared: tuple[DeclaredContrast, ...] = ()
-    engine: str = "local"  # where the embedding job runs (.engine)
+    engine: str = "local"  # where the model-bound work runs (.engine)
     ray: Any = None  # ingest.retrieval.ray_engine.RaySettings with engine ray
     max_memory_fraction: float = 0.8
 

@@ -338,21 +338,14 @@ class Pipeline(StagePipeline):
         return [c for c in runnable if c in present]
 
     def run(self) -> RunOutcome:
-        from ingest.retrieval.memory import set_max_memory_fraction
-        from ingest.retrieval.ray_engine import RayEngineError, require_ray
-
-        set_max_memory_fraction(self.config.max_memory_fraction)
-        if self.config.engine == "ray":
-            try:  # a missing extra is said before anything runs
-                require_ray()
-            except RayEngineError as exc:
-                raise PipelineError(str(exc)) from None
+        self.prepare_engine()
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
             with self.experiment():
                 self._run_stages(runnable, skipped)
         finally:
+            self.close_llm()
             self.close()
         return self.outcome
 

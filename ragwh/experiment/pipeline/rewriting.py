@@ -33,7 +33,7 @@ from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
-from ragwh.experiment.pipeline.stages import REPORT_CODE, PipelineError, RunOutcome, StagePipeline
+from ragwh.experiment.pipeline.stages import REPORT_CODE, RunOutcome, StagePipeline
 from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import CODE_ROOT
 
@@ -231,19 +231,12 @@ class RewritingPipeline(StagePipeline):
         return self.config.embedder
 
     def run(self) -> RunOutcome:
-        from ingest.retrieval.memory import set_max_memory_fraction
-        from ingest.retrieval.ray_engine import RayEngineError, require_ray
-
-        set_max_memory_fraction(self.config.max_memory_fraction)
-        if self.config.engine == "ray":
-            try:  # a missing extra is said before anything runs
-                require_ray()
-            except RayEngineError as exc:
-                raise PipelineError(str(exc)) from None
+        self.prepare_engine()
         try:
             with self.experiment():
                 self._run_stages()
         finally:
+            self.close_llm()
             self.close()
         return self.outcome
 

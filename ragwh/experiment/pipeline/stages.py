@@ -94,6 +94,26 @@ class StagePipeline:
             self._con.close()
             self._con = None
 
+    def prepare_engine(self) -> None:
+        """Before anything runs: the config's memory share for the jobs' checks, and, with ``engine: ray``, Ray
+        importable (a missing extra is said now, in one line)."""
+        from ingest.retrieval.memory import set_max_memory_fraction
+        from ingest.retrieval.ray_engine import RayEngineError, require_ray
+
+        set_max_memory_fraction(self.config.max_memory_fraction)
+        if self.config.engine == "ray":
+            try:
+                require_ray()
+            except RayEngineError as exc:
+                raise PipelineError(str(exc)) from None
+
+    def close_llm(self) -> None:
+        """Release the run's LLM backend when the run ends (an engine's connections, or its Ray actors and their
+        GPUs); :meth:`close` only closes the warehouse connection, around every dbt call."""
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            backend.close()
+
     # --- the experiments row (ragwh/experiment/identity.py) -------------------------------------------
     @contextlib.contextmanager
     def experiment(self) -> Iterator[None]:
