@@ -80,3 +80,18 @@ def con(warehouse_file):
     connection = connect(warehouse_file)
     yield connection
     connection.close()
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    """One local Ray instance (2 CPUs) per test module that asks for it; the test skips only when Ray (the optional
+    extra) is not installed."""
+    from ingest.retrieval.ray_engine import RayEngineError, require_ray
+
+    try:
+        ray = require_ray()
+    except RayEngineError as exc:
+        pytest.skip(f"Ray is not installed (the optional extra): {exc}")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -11,7 +11,7 @@ import pytest
 
 from ingest.retrieval.embed import embed_texts
 from ingest.retrieval.embedders import resolve_embedder
-from ingest.retrieval.ray_engine import FAULT_ENV, RayEngineError, RaySettings, require_ray
+from ingest.retrieval.ray_engine import FAULT_ENV, RayEngineError, RaySettings
 from tests.ingest.retrieval.fixtures import create_condition_texts
 from warehouse.db import connect
 
@@ -59,17 +59,6 @@ def reference(tmp_path_factory, spec, model):
     rows = _stored(con)
     con.close()
     return rows
-
-
-@pytest.fixture(scope="module")
-def ray_instance():
-    try:
-        ray = require_ray()
-    except RayEngineError as exc:
-        pytest.skip(f"Ray is not installed (the optional extra): {exc}")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def _assert_same_rows(got: dict, want: dict) -> None:

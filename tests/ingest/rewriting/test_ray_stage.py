@@ -13,24 +13,13 @@ from ingest.chunking.sentence_windows import sentence_chunk_stage
 from ingest.llm import LLMCache
 from ingest.llm.scripted import ScriptedBackend
 from ingest.retrieval.embedders import EmbedderSpec
-from ingest.retrieval.ray_engine import RayEngineError, RaySettings, require_ray
+from ingest.retrieval.ray_engine import RaySettings
 from ingest.retrieval.rerank import RerankerSpec
 from ingest.rewriting.stage import rewrite_stage
 from tests.ingest.retrieval.fixtures import build_tiny_cross_encoder, build_tiny_sentence_transformer
 from tests.ingest.rewriting.fixtures import load_corpus, respond
 from tests.ingest.rewriting.test_stage import SETTINGS, TABLES
 from warehouse.db import connect
-
-
-@pytest.fixture(scope="module")
-def ray_instance():
-    try:
-        ray = require_ray()
-    except RayEngineError as exc:
-        pytest.skip(f"Ray is not installed (the optional extra): {exc}")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def _close(a, b) -> bool:
