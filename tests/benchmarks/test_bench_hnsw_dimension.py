@@ -16,7 +16,7 @@ from bench_hnsw_dimension import DIM, synth, twonn  # noqa: E402
 def test_twonn_on_three_hand_computed_points():
     # unit vectors at angles 0, 60 and 180 degrees: chord lengths 1 (0-60), 2 (0-180), sqrt(3) (60-180)
     x = np.array([[1.0, 0.0], [0.5, math.sqrt(3) / 2], [-1.0, 0.0]], dtype=np.float32)
-    # mu: point 0: r1 1, r2 2 -> 2; point 1: 1, sqrt(3) -> sqrt(3); point 2: sqrt(3), 2 -> 2/sqrt(3)
+    # mu = r2 / r1: at 0 degrees 2 / 1, at 60 degrees sqrt(3) / 1, at 180 degrees 2 / sqrt(3)
     want = 3 / (math.log(2) + math.log(math.sqrt(3)) + math.log(2 / math.sqrt(3)))
     d, n = twonn(x, block=2)
     assert n == 3 and d == pytest.approx(want, rel=1e-5)
