@@ -135,7 +135,15 @@ class RayLLMBackend(LLMBackend):
             yield from ([] for _ in blocks)
             return
         pool = ActorPool(self.actors())
-        for block, answers in zip(blocks, pool.map(lambda actor, b: actor.answer.remote(b), todo)):
+        results = pool.map(lambda actor, b: actor.answer.remote(b), todo)
+        for block in blocks:
+            try:
+                answers = next(results)
+            except Exception as exc:  # a backend's own error (e.g. a prompt past the context) raised as itself
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, LLMError):
+                    raise cause from None
+                raise
             if len(answers) != len(block):
                 raise LLMError(f"a Ray worker returned {len(answers)} answers for a block of {len(block)} requests")
             yield [Completion(**json.loads(a)) for a in answers]

@@ -100,6 +100,15 @@ def test_a_rerun_asks_only_for_the_missing_answers_and_survives_a_killed_worker(
     backend.close()
 
 
+def test_a_backend_error_on_a_worker_is_raised_as_itself_naming_the_item(ray_instance, tmp_path, config):
+    long = LLMRequest("too-long", "test_prompt.v1", ({"role": "user", "content": "word " * 3000},), Sampling(max_tokens=6))
+    backend = RayLLMBackend(config, SETTINGS)
+    with pytest.raises(LLMError, match="too-long") as info:
+        backend.generate([long])
+    assert "\n" not in str(info.value) and "ray::" not in str(info.value)  # one line, not the worker's traceback
+    backend.close()
+
+
 def test_requests_travel_to_the_workers_unchanged():
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     for r in (*_requests(), LLMRequest("x", "p.v2", ({"role": "system", "content": "é"},), Sampling(0.7, 0.9, 5, 3),
