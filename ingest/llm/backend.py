@@ -127,7 +127,7 @@ class LLMBackend(ABC):
     def generate_blocks(self, blocks: Sequence[Sequence[LLMRequest]]) -> Iterator[list[Completion]]:
         """The completions of each block of requests, one list per block, in order, each yielded as soon as it is
         ready (the cache commits a block before the next is generated). Default: one :meth:`generate` call per
-        block; an engine that runs every block as one job (:mod:`ingest.llm.ray_generate`) overrides it."""
+        block; an engine that spreads the blocks over workers (:mod:`ingest.llm.ray_generate`) overrides it."""
         for block in blocks:
             yield self.generate(block)
 

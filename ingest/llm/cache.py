@@ -5,7 +5,7 @@ max_tokens, seed), prompt "<name>.v<N>"})`` (keys sorted, UTF-8, no whitespace).
 stored is answered from the table (zero calls); misses go to the backend in batches of
 ``commit_every`` and each batch is committed in its own transaction (a batch is stored whole or not at
 all), so an interrupted stage resumes where it stopped. The batches go to the backend's ``generate_blocks``
-(one ``generate`` call each, or one Ray Data job for them all: :mod:`ingest.llm.ray_generate`), and each is
+(one ``generate`` call each, or spread over Ray actors: :mod:`ingest.llm.ray_generate`), and each is
 committed as it comes back. In replay-only mode a miss is an error naming
 the item, except a request whose key is recorded in ``llm_failures`` (and not in ``llm_calls``): it failed
 when the run was made, and replaying it gives its recorded failed answer (the latest), which the stage

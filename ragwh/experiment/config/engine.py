@@ -1,8 +1,9 @@
 """Where an experiment's model-bound stages run, and how much memory its jobs may take (both studies).
 
 ``engine: local`` (default) runs the models in the ``ragwh run`` process; ``engine: ray`` runs the embedding
-jobs, the cross-encoder scoring (:mod:`ingest.retrieval.ray_engine`) and the generation of an in-process LLM
-backend, vLLM or transformers (:mod:`ingest.llm.ray_generate`), as Ray Data jobs, configured by the ``ray:`` mapping::
+jobs and the cross-encoder scoring as Ray Data jobs (:mod:`ingest.retrieval.ray_engine`) and the generation of an
+in-process LLM backend, vLLM or transformers, on long-lived Ray actors (:mod:`ingest.llm.ray_generate`), configured
+by the ``ray:`` mapping::
 
     engine: ray
     ray: {address: auto, num_gpus_per_worker: 1, batch_size: 128, concurrency: 4}

@@ -50,8 +50,8 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
 ``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 
 ``engine``, ``ray:`` and ``max_memory_fraction`` as in the chunking study (:mod:`ragwh.experiment.config.engine`):
-with ``engine: ray`` the stage's embeddings, its cross-encoder scores and the generation of an in-process LLM
-backend (``vllm``, ``transformers``) run as Ray Data jobs; HNSW graphs, MMR and the warehouse stay on the driver.
+with ``engine: ray`` the stage's embeddings and cross-encoder scores run as Ray Data jobs and the generation of an
+in-process LLM backend (``vllm``, ``transformers``) on Ray actors; HNSW graphs, MMR and the warehouse stay on the driver.
 
 ``demo: true`` reads the corpus sources from the package's demo data (``experiments/demo-rewriting.yml``:
 ``demo-rewriting.hotpot.json``, 30 questions written for this project) instead of ``--data``.
@@ -120,7 +120,7 @@ class RewritingConfig:
     precision: str = "auto"  # of the embedder and the cross-encoder (ingest.retrieval.precision)
     analysis: tuple[tuple[str, Any], ...] = ()  # dbt var overrides of the rewriting marts (ANALYSIS_VARS)
     reader: ReaderSpec | None = ReaderSpec()  # None: no reader stage (``reader: none``, or no LLM)
-    engine: str = "local"  # where the models run (ragwh.experiment.config.engine): ray = Ray Data jobs
+    engine: str = "local"  # where the models run (ragwh.experiment.config.engine): ray = on a Ray instance
     ray: Any = None  # ingest.retrieval.ray_engine.RaySettings with engine ray
     max_memory_fraction: float = 0.8
 
