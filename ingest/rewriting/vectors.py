@@ -68,7 +68,7 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
         return
     order = sorted(todo, key=lambda k: (-len(todo[k][0]), k))
     if embedder.engine is not None:
-        _store_with_ray(con, embedder, todo, order, label, show_progress)
+        _store_with_ray(con, embedder, todo, order, show_progress)
         return
     model = embedder.model
     dim = int(model.get_embedding_dimension())
@@ -88,7 +88,7 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
     release_cached_memory(con)  # what DuckDB kept of the rows just written, before a matrix is read
 
 
-def _store_with_ray(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], order: list[str], label: str,
+def _store_with_ray(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], order: list[str],
                     show_progress: bool) -> None:
     """:func:`store_missing` as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`): the same keys in
     the same order, blocks of ``COMMIT_TEXTS`` texts, ``ray.batch_size`` texts per model call on the workers (the

@@ -217,7 +217,7 @@ class Pipeline(StagePipeline):
         from ingest.retrieval.embed import embed_stage as embed
         from ingest.retrieval.truncation import describe, truncation_summary
         report = embed(self.con, model, corpus=corpus, conditions=runnable, precision=self.config.precision_of(model),
-                       engine=self.config.ray if self.config.engine == "ray" else None)
+                       engine=self.ray)
         keys = ("requested", "unique", "already_stored", "embedded")
         detail = ", ".join(f"{k} {report[k]}" for k in keys if k in report) or str(report)
         return f"{detail}; truncated {describe(truncation_summary(self.con, report['embedder'], corpus, runnable))}"
@@ -278,7 +278,7 @@ class Pipeline(StagePipeline):
         from ingest.retrieval.rerank import rerank_stage as rerank
         report = rerank(self.con, reranker, model, corpus=corpus, conditions=runnable,
                         precision=self.config.precision_of(reranker), embedder_precision=self.config.precision_of(model),
-                        engine=self.config.ray if self.config.engine == "ray" else None)
+                        engine=self.ray)
         return self._runs_detail(report)
 
     def _runs_detail(self, report: dict) -> str:

@@ -142,7 +142,7 @@ class RewritingPipeline(StagePipeline):
         embedder = resolve_embedder(cfg.embedder, cfg.precision)
         reranker = resolve_reranker(cfg.reranker, cfg.precision) if cfg.reranker else None
         report = rewrite_stage(self.con, corpus, cfg.settings, embedder=embedder, reranker=reranker, llm=llm,
-                               engine=cfg.ray if cfg.engine == "ray" else None)
+                               engine=self.ray)
         self.reports[corpus] = report
         self._label(corpus)
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items())

@@ -94,6 +94,12 @@ class StagePipeline:
             self._con.close()
             self._con = None
 
+    @property
+    def ray(self) -> Any:
+        """The config's :class:`ingest.retrieval.ray_engine.RaySettings` under ``engine: ray``, else None (the models
+        run in this process): what the model-bound stages take as their ``engine``."""
+        return self.config.ray if self.config.engine == "ray" else None
+
     def prepare_engine(self) -> None:
         """Before anything runs: the config's memory share for the jobs' checks, and, with ``engine: ray``, Ray
         importable (a missing extra is said now, in one line)."""
@@ -101,7 +107,7 @@ class StagePipeline:
         from ingest.retrieval.ray_engine import RayEngineError, require_ray
 
         set_max_memory_fraction(self.config.max_memory_fraction)
-        if self.config.engine == "ray":
+        if self.ray is not None:
             try:
                 require_ray()
             except RayEngineError as exc:
@@ -209,9 +215,9 @@ class StagePipeline:
         (vLLM, transformers; :mod:`ingest.llm.ray_generate`), else None (the backend runs here)."""
         from ingest.llm.ray_generate import RAY_BACKENDS, RayLLMBackend
 
-        if getattr(self.config, "engine", "local") != "ray" or config.backend not in RAY_BACKENDS:
+        if self.ray is None or config.backend not in RAY_BACKENDS:
             return None
-        return RayLLMBackend(config, self.config.ray)
+        return RayLLMBackend(config, self.ray)
 
     def repair_command(self) -> str:
         """What a failed dbt relationships test tells the user to run: this experiment again, which
