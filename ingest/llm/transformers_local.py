@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest
 from ingest.llm.config import LLMConfig
 from ingest.llm.local_models import DEFAULT_LOCAL_MODEL, ModelSource, resolve_model
+from warehouse.paths import install_hint
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 GROUP_PREFIX = 256  # prompt tokens rows must share to be batched as one document's run
@@ -63,7 +64,7 @@ class TransformersOptions:
 def _require_extra() -> None:
     missing = [m for m in ("transformers", "gguf", "accelerate") if importlib.util.find_spec(m) is None]
     if missing:
-        raise LLMError(f"the transformers backend needs {', '.join(missing)}: pip install -e '.[local-llm]'")
+        raise LLMError(f"the transformers backend needs {', '.join(missing)}: " + install_hint("local-llm"))
 
 
 def pick_device(requested: str) -> str:
@@ -177,7 +178,7 @@ class TransformersBackend(LLMBackend):
         from ingest.llm import grammar
 
         if not grammar.available():
-            return f"the transformers backend needs {grammar.LIBRARY} for structured output: pip install -e '.[local-llm]'"
+            return f"the transformers backend needs {grammar.LIBRARY} for structured output: " + install_hint("local-llm")
         return None
 
     def _constraint(self, request: LLMRequest):

@@ -1,4 +1,4 @@
-"""vLLM's offline engine (optional extra: ``pip install -e '.[vllm]'``, needs a GPU).
+"""vLLM's offline engine (optional extra: ``pip install 'ragwarehouse[vllm]'``, needs a GPU).
 
 One ``vllm.LLM`` is built lazily on the first batch; a batch goes through ``LLM.chat`` (the model's
 chat template, as the OpenAI server applies it) with one ``SamplingParams`` per request carrying that
@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest
 from ingest.llm.config import ENV, LLMConfig
 from ingest.llm.openai_http import finish_reason
+from warehouse.paths import install_hint
 
 
 def _schema_param() -> tuple[str, Any] | None:
@@ -39,7 +40,7 @@ def _import_vllm() -> Any:
         return importlib.import_module("vllm")
     except ImportError as exc:
         raise LLMError(
-            "the vLLM backend needs the optional extra: pip install -e '.[vllm]' on a GPU machine "
+            f"the vLLM backend needs the optional extra: {install_hint('vllm')} on a GPU machine "
             f"(or set {ENV['backend']}=openai and point {ENV['base_url']} at a served model)"
         ) from exc
 

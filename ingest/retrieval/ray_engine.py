@@ -16,7 +16,8 @@ Cross-encoder scoring (:func:`score_pairs`, from :func:`ingest.retrieval.rerank.
 pairs not yet scored the same way, in the local stage's blocks of 1,024 pairs and model batches, and returns
 the scores in order; the driver ranks and writes the runs as the local stage does.
 
-Ray is an optional extra (``pip install -e '.[ray]'``); without it ``engine: ray`` fails with one line saying so.
+Ray is an optional extra (``pip install 'ragwarehouse[ray]'``, or ``-e '.[ray]'`` in a checkout); without it
+``engine: ray`` fails with one line saying so.
 The workers import this project: on a cluster, install it (and the models) on every node.
 """
 from __future__ import annotations
@@ -31,11 +32,12 @@ import pyarrow as pa
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 from warehouse.db import bulk_appends
+from warehouse.paths import install_hint
 
 #: Test hook: a path; the first actor call that finds no file there creates it and kills its worker process
 #: (read by the driver when a job starts and passed to the actors), so a test can kill a worker mid-job.
 FAULT_ENV = "RAGWH_RAY_KILL_ONCE"
-INSTALL_HINT = "pip install -e '.[ray]'"
+INSTALL_HINT = install_hint("ray")
 
 
 class RayEngineError(RuntimeError):

