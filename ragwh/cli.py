@@ -6,13 +6,45 @@ import os
 from pathlib import Path
 from typing import Optional
 
+import copy
+
 import typer
 from typer.core import TyperGroup
 
 
+WORKDIR_HELP = ("directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
+                "(default $RAGWH_WORKDIR, else the current directory)")
+
+
+def _set_workdir(ctx, param, value) -> None:
+    from warehouse.paths import WORKDIR_ENV
+
+    if value is not None:
+        os.environ[WORKDIR_ENV] = str(Path(value).expanduser().resolve())
+
+
+def _with_workdir(command, option) -> None:
+    """``--workdir`` on ``command`` and, for a group, on each of its subcommands: ``ragwh run --workdir DIR``
+    means what ``ragwh --workdir DIR run`` means. ``option`` is the root's own ``--workdir`` (so the help and
+    the checks are the same), copied to set the variable eagerly instead of passing a value."""
+    if not any(p.name == "workdir" for p in command.params):
+        copied = copy.copy(option)
+        copied.expose_value, copied.is_eager, copied.callback = False, True, _set_workdir
+        command.params.append(copied)
+    for sub in getattr(command, "commands", {}).values():
+        _with_workdir(sub, option)
+
+
 class _Commands(TyperGroup):
     """The root command group: a warehouse that cannot be opened (held by another process, not a
-    DuckDB file, missing) ends any command with its one-line message and exit status 1."""
+    DuckDB file, missing) ends any command with its one-line message and exit status 1; every command
+    takes ``--workdir`` too."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            _with_workdir(command, next(p for p in self.params if p.name == "workdir"))
+        return name, command, rest
 
     def invoke(self, ctx):
         from warehouse.db import WarehouseError
@@ -45,10 +77,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    workdir: Optional[Path] = typer.Option(
-        None, "--workdir", file_okay=False,
-        help="directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
-             "(default $RAGWH_WORKDIR, else the current directory)"),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", file_okay=False, help=WORKDIR_HELP),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="print the version and exit"),
 ) -> None:
     """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""

@@ -48,3 +48,23 @@ def test_a_bundled_experiment_is_found_from_any_directory(tmp_path, monkeypatch)
     assert config_file("cpu.yml") == tmp_path / "cpu.yml"
     with pytest.raises(ConfigError, match=r"cpux: config file not found \(bundled experiments in .*: .*cpu, default"):
         load_config("cpux")
+
+
+@pytest.mark.parametrize("where", ["before", "after", "nested"])
+def test_workdir_is_taken_before_or_after_the_subcommand(tmp_path, monkeypatch, where):
+    """``ragwh --workdir D sql ...``, ``ragwh sql --workdir D ...`` and ``ragwh export tables --workdir D`` alike."""
+    from typer.testing import CliRunner
+
+    from ragwh.cli import app
+
+    monkeypatch.setenv(WORKDIR_ENV, "")
+    monkeypatch.delenv("RAGWH_WAREHOUSE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    args = {"before": ["--workdir", str(out), "sql", "SELECT 1"], "after": ["sql", "SELECT 1", "--workdir", str(out)],
+            "nested": ["export", "tables", "--workdir", str(out)]}[where]
+    result = CliRunner().invoke(app, args)
+    # no warehouse there yet: the one-line error names the file under the working directory given
+    assert result.exit_code == 1 and f"no warehouse at {out / 'warehouse' / 'ragwh.duckdb'}" in " ".join(
+        result.output.split()), result.output
+    assert workdir() == out
