@@ -77,7 +77,7 @@ from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.chunking import PRECISIONS, CorpusSpec, config_file, load_config
 from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm
-from ragwh.experiment.config.reader import ConfigError, _Reader, yaml_where
+from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where
 from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-exported: the config's public names)
     ANALYSIS_VARS,
     DEFAULT_BASELINE,
@@ -204,8 +204,11 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
 
     corpora = r.corpora(raw["corpora"], corpus_spec)
     embedder = r.string(raw["embedder"], "embedder")
+    _model_name(r, "embedder", embedder, "embedder")
     reranker = raw.get("reranker", "none")
     reranker = None if reranker in (None, "none") else r.string(reranker, "reranker")
+    if reranker is not None:
+        _model_name(r, "reranker", reranker, "reranker")
     llm = parse_llm(r, raw.get("llm"))
     limit = raw.get("limit")
     if limit is not None:

@@ -199,3 +199,24 @@ def test_command_line_overrides_are_applied_before_validation(tmp_path):
     assert raw["embedders"][0]["precision"] == "bf16"  # the mapping read is not changed
     with pytest.raises(ConfigError, match="precision: 'fp16' is not one of auto, fp32, bf16"):
         load_experiment(PROJECT_ROOT / "experiments" / "default.yml", {"precision": "fp16"})
+
+
+@pytest.mark.parametrize("key, value, said", [
+    ("embedder", "no-such-model", "embedder: embedder 'no-such-model' is neither a registered name"),
+    ("reranker", "/no/such/ce", "reranker: reranker '/no/such/ce' is neither an existing local directory"),
+])
+def test_a_rewriting_config_naming_an_unknown_model_fails_in_one_line_before_ingest(tmp_path, key, value, said):
+    """It used to fail after ingest and chunking, as a traceback of the embedding stage."""
+    from typer.testing import CliRunner
+
+    from ragwh.cli import app
+
+    raw = yaml.safe_load((PROJECT_ROOT / "experiments" / "demo-rewriting.yml").read_text())
+    raw[key] = value
+    path = tmp_path / "bad.yml"
+    path.write_text(yaml.safe_dump(raw))
+    warehouse = tmp_path / "w.duckdb"
+    result = CliRunner().invoke(app, ["run", "--config", str(path), "--warehouse", str(warehouse)])
+    assert result.exit_code == 2 and not warehouse.exists()
+    assert " ".join(result.output.split()).startswith(f"config error: {path}: {said}"), result.output
+    assert len(result.output.strip().splitlines()) == 1
