@@ -99,6 +99,7 @@ COMMAND_MODULES = [
     "ragwh.commands.generate",
     "ragwh.commands.imports",
     "ragwh.commands.warehouse",
+    "ragwh.commands.debug",
 ]
 
 for _name in COMMAND_MODULES:

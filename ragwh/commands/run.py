@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ragwh.experiment.config.chunking import ConfigError
 from ragwh.experiment.config.rewriting import RewritingConfig, load_experiment
-from warehouse.paths import data_dir
+from warehouse.paths import data_dir, warehouse_path
 
 
 def run_command(
@@ -42,6 +42,8 @@ def run_command(
         check_llm(cfg)
     except Exception as exc:  # ingest.llm.LLMError: what to install, before any banner
         console.print(f"[red]run failed:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1)
+    if not preflight_passed(console, cfg, data_dir(data), warehouse_path(warehouse), report):
         raise typer.Exit(1)
     if isinstance(cfg, RewritingConfig):  # study: rewriting (ragwh/experiment/pipeline/rewriting.py)
         from ragwh.commands.run_rewriting import run_rewriting
@@ -81,6 +83,21 @@ def check_llm(cfg) -> None:
         return  # the stage reports a bad LLM setting with its own message
     if not config.replay_only:
         check_local_backend(cfg.llm.model)
+
+
+def preflight_passed(console: Console, cfg, data, warehouse: Path, report: Optional[Path]) -> bool:
+    """The cheap checks (paths, names, files, reachability: :func:`ragwh.experiment.checks.preflight`) before the
+    first stage: each failure on one line (``ragwh debug`` prints every check); warnings are printed and the run
+    goes on."""
+    from ragwh.experiment.checks import preflight
+
+    checks = preflight(cfg, data=data, warehouse=warehouse, report=report)
+    for check in checks:
+        if check.status != "ok":
+            label = "run failed" if check.failed else "warning"
+            console.print(f"[{'red' if check.failed else 'yellow'}]{label}:[/] {escape(check.line()[2:])}",
+                          soft_wrap=True)
+    return not any(c.failed for c in checks)
 
 
 def _tiny_banner(cfg) -> str:
