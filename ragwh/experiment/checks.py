@@ -116,10 +116,9 @@ def warehouse_check(path: Path) -> Check:
     from warehouse.identity import SCHEMA_VERSION, latest_experiment
 
     if not path.exists():
-        parent = writable_dir_check("warehouse", path.parent, "pass --warehouse FILE (or --workdir DIR) where you "
-                                                              "can write")
-        return parent if parent.failed else Check("warehouse", OK, f"{path} (new: created by the first run, "
-                                                                    f"schema version {SCHEMA_VERSION})")
+        place = warehouse_place_check(path)
+        return place if place.failed else Check("warehouse", OK, f"{path} (new: created by the first run, schema "
+                                                                  f"version {SCHEMA_VERSION})")
     try:
         con = connect(path, read_only=True, create=False)
     except WarehouseError as exc:
@@ -132,6 +131,17 @@ def warehouse_check(path: Path) -> Check:
         return Check("warehouse", FAIL, f"{path} is read-only", "pass --warehouse FILE with a writable path")
     what = f"holds {held['name']!r} ({held['study']}, {held['status']})" if held else "holds no experiment yet"
     return Check("warehouse", OK, f"{path}: schema version {SCHEMA_VERSION}, {what}")
+
+
+def warehouse_place_check(path: Path) -> Check:
+    """The warehouse file can be written where it is (the run opens it next and names any other problem itself:
+    held by another process, another schema version, not a DuckDB file)."""
+    fix = "pass --warehouse FILE (or --workdir DIR) where you can write"
+    if path.is_file():
+        ok = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        return Check("warehouse", OK if ok else FAIL, f"{path}" + ("" if ok else " is read-only"), fix)
+    parent = writable_dir_check("warehouse", path.parent, fix)
+    return parent if parent.failed else Check("warehouse", OK, f"{path} (new)")
 
 
 def source_files(cfg, data: Path | None) -> tuple[list[Check], list[Path]]:
@@ -305,7 +315,7 @@ def preflight(cfg, *, data: Path | None, warehouse: Path, report: Path | None = 
     """The cheap checks ``ragwh run`` performs before its first stage: paths, names, files, reachability."""
     from warehouse.paths import workdir
 
-    checks = [writable_dir_check("workdir", workdir()), warehouse_check(warehouse)]
+    checks = [writable_dir_check("workdir", workdir()), warehouse_place_check(warehouse)]
     if report is not None:
         checks.append(writable_dir_check("report", report.parent, "pass --report FILE where you can write"))
     checks += source_files(cfg, data)[0]
