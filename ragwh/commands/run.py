@@ -95,7 +95,7 @@ def preflight_passed(console: Console, cfg, data, warehouse: Path, report: Optio
     for check in checks:
         if check.status != "ok":
             label = "run failed" if check.failed else "warning"
-            console.print(f"[{'red' if check.failed else 'yellow'}]{label}:[/] {escape(check.line()[2:])}",
+            console.print(f"[{'red' if check.failed else 'yellow'}]{label}:[/] {escape(check.message())}",
                           soft_wrap=True)
     return not any(c.failed for c in checks)
 

@@ -39,6 +39,7 @@ class Check:
     status: str
     detail: str
     fix: str = ""
+    named: bool = True  # False: the detail names the file and key itself (a config error), the line starts with it
 
     @property
     def failed(self) -> bool:
@@ -46,7 +47,12 @@ class Check:
 
     def line(self) -> str:
         mark = {OK: "✓", WARN: "!", FAIL: "✗"}[self.status]
-        return f"{mark} {self.name}: {self.detail}" + (f" — {self.fix}" if self.fix and self.status != OK else "")
+        return f"{mark} {self.message()}"
+
+    def message(self) -> str:
+        """The line without its mark: ``name: detail — fix``."""
+        named = f"{self.name}: {self.detail}" if self.named else self.detail
+        return named + (f" — {self.fix}" if self.fix and self.status != OK else "")
 
 
 def _gib(n: float) -> str:
@@ -153,7 +159,7 @@ def source_files(cfg, data: Path | None) -> tuple[list[Check], list[Path]]:
         try:
             paths = list(cfg.resolve_sources(corpus, data))
         except ConfigError as exc:
-            checks.append(Check(f"data {corpus.name}", FAIL, str(exc)))
+            checks.append(Check(f"data {corpus.name}", FAIL, str(exc), named=False))
             continue
         extra = cfg.option_path(corpus, data) if hasattr(cfg, "option_path") else None
         if extra is not None and not extra.exists():

@@ -46,8 +46,8 @@ BASE = {"name": "t", "study": "rewriting", "corpora": [{"name": "h", "loader": "
 
 def test_precision_is_one_per_stack(tmp_path):
     assert parse_rewriting_config(BASE, tmp_path / "a.yml").precision_of("all-MiniLM-L6-v2") == "auto"
-    cfg = parse_rewriting_config({**BASE, "precision": "fp32", "reranker": "r"}, tmp_path / "b.yml")
-    assert (cfg.precision_of(cfg.embedder), cfg.precision_of("r")) == ("fp32", "fp32")
+    cfg = parse_rewriting_config({**BASE, "precision": "fp32", "reranker": "owner/r"}, tmp_path / "b.yml")
+    assert (cfg.precision_of(cfg.embedder), cfg.precision_of("owner/r")) == ("fp32", "fp32")
 
 
 READER_DEFAULT_VARS = {"reader_helpers": ["Q2D"], "reader_top_k": 5, "reader_sample": 200, "reader_sample_seed": 42,
