@@ -127,31 +127,51 @@ def cached_index(vectors: np.ndarray, seed: int, params: AnnParams, folder: Path
     built (:func:`build_index`) and saved (module doc); ``loaded`` says which."""
     if folder is None or digest is None:
         return build_index(vectors, seed, params), False
+    path = graph_path(folder, seed, params, digest)
+    graph = load_saved(path, vectors.shape)
+    if graph is not None:
+        return graph, True
+    graph = build_index(vectors, seed, params)
+    save_graph(path, graph.save_index)
+    return graph, False
+
+
+def graph_path(folder: Path, seed: int, params: AnnParams, digest: str) -> Path:
+    """The file of the graph of ``seed`` over the chunks and vectors of ``digest`` (module doc)."""
+    return folder / f"{FILE_LAYOUT}_seed{seed}_m{params.m}_efc{params.ef_construction}_{digest[:24]}.bin"
+
+
+def load_saved(path: Path, shape: tuple[int, int]):
+    """The graph saved at ``path`` for ``shape`` (n vectors, dim), or None when there is none that reads whole."""
     import hnswlib
 
-    stem = f"{FILE_LAYOUT}_seed{seed}_m{params.m}_efc{params.ef_construction}"
-    path = folder / f"{stem}_{digest[:24]}.bin"
-    n, dim = vectors.shape
-    if path.is_file():
-        graph = hnswlib.Index(space="ip", dim=dim)
-        try:
-            graph.load_index(str(path), max_elements=max(n, 1))
-        except RuntimeError:  # unreadable (cut short, another hnswlib's format): rebuilt and saved again below
-            graph = None
-        if graph is not None and graph.get_current_count() == n:
-            return graph, True
-    graph = build_index(vectors, seed, params)
+    if not path.is_file():
+        return None
+    n, dim = shape
+    graph = hnswlib.Index(space="ip", dim=dim)
+    try:
+        graph.load_index(str(path), max_elements=max(n, 1))
+    except RuntimeError:  # unreadable (cut short, another hnswlib's format): rebuilt and saved again
+        return None
+    return graph if graph.get_current_count() == n else None
+
+
+def save_graph(path: Path, write: Callable[[str], None]) -> bool:
+    """Save a graph at ``path`` with ``write(file)`` atomically (a reader never sees a half-written graph), removing
+    this seed's graph of older chunks and graphs of an older layout; False when the folder cannot be written (the
+    graph then lives in memory for this run only)."""
+    folder, stem = path.parent, path.name.rsplit("_", 1)[0]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for old in [*folder.glob(f"{stem}_*.bin"), *(p for p in folder.glob("*.bin")
                                                      if not p.name.startswith(f"{FILE_LAYOUT}_"))]:
-            old.unlink(missing_ok=True)  # this seed's graph of older chunks, and graphs of an older layout
+            old.unlink(missing_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        graph.save_index(str(tmp))
-        os.replace(tmp, path)  # a reader never sees a half-written graph
+        write(str(tmp))
+        os.replace(tmp, path)
     except OSError:
-        pass  # a read-only folder: the graph lives in memory for this run only
-    return graph, False
+        return False
+    return True
 
 
 def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,

@@ -52,6 +52,7 @@ class ChunkIndex:
     vectors: np.ndarray  # float32 (n, d), L2-normalized
     graph_folder: Path | None = None  # where its HNSW graphs are persisted (None: built in memory)
     graph_workers: int = 2  # HNSW graphs built (and alive) at once (check_index_memory)
+    engine: object = None  # a RaySettings: the graphs are built as Ray tasks (ingest.rewriting.ann_ray)
     _digest: str | None = None
 
     def digest(self) -> str:
@@ -173,4 +174,4 @@ def load_index(con: duckdb.DuckDBPyConnection, corpus: str, chunkset: str, embed
     release_cached_memory(con)  # what DuckDB cached while reading, before the graphs are built
     return ChunkIndex(np.array(chunk_ids, dtype=object), documents[codes], codes.astype(np.int64),
                       documents, texts, vectors, graph_folder(warehouse_file(con), corpus, embedder.spec.name, chunkset),
-                      graph_workers=max(workers, 1))
+                      graph_workers=max(workers, 1), engine=embedder.engine)

@@ -206,6 +206,10 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
     checks = _ExactChecks(index.vectors, vectors, timing)
     if recall_check:
         checks.plan(_check_rows(searches, pools))
+    if index.engine is not None and ann is not None:  # engine ray: every missing graph a Ray task, saved for below
+        from ingest.rewriting.ann_ray import build_on_ray
+
+        build_on_ray(seeds, index.vectors, ann, index.graph_folder, digest, index.engine, timing)
     # one graph at a time (each holds a copy of the vectors), the next ones built meanwhile on other cores
     for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing,
                                                 workers=index.graph_workers, idle=checks.step):

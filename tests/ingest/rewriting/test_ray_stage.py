@@ -56,10 +56,15 @@ def _driver_must_not_load(self, *args, **kwargs):
     raise AssertionError(f"{self.name} was loaded on the driver: the Ray engine runs the models on its workers")
 
 
+def _driver_must_not_build(*args, **kwargs):
+    raise AssertionError("an HNSW graph was built on the driver: the Ray engine builds each as a Ray task")
+
+
 def test_ray_engine_writes_the_local_rewriting_rows(ray_instance, tmp_path, models, monkeypatch):
     local, local_tables, local_vectors = _run(tmp_path, models, None)
     for spec in models:  # the workers import the real classes; this process may not load a model any more
         monkeypatch.setattr(type(spec), "load", _driver_must_not_load)
+    monkeypatch.setattr("ingest.rewriting.ann.build_index", _driver_must_not_build)  # nor build an HNSW graph
     remote, remote_tables, remote_vectors = _run(tmp_path, models, RaySettings(concurrency=1))
     for key in ("texts_embedded", "pairs_scored", "rewrites", "rewrite_text_runs", "rewrite_runs", "funnel"):
         assert remote[key] == local[key], key
@@ -69,3 +74,9 @@ def test_ray_engine_writes_the_local_rewriting_rows(ray_instance, tmp_path, mode
     for table in TABLES:
         got, want = remote_tables[table], local_tables[table]
         assert len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want)), table
+    # the HNSW graphs were Ray tasks, saved where the local engine saves them, the same files byte for byte
+    graphs = {p.relative_to(tmp_path / "local.duckdb.ann"): p.read_bytes()
+              for p in (tmp_path / "local.duckdb.ann").rglob("*.bin")}
+    assert graphs
+    assert {p.relative_to(tmp_path / "ray.duckdb.ann"): p.read_bytes()
+            for p in (tmp_path / "ray.duckdb.ann").rglob("*.bin")} == graphs
