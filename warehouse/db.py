@@ -57,10 +57,12 @@ def missing_error(path: Path) -> WarehouseError:
 
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
-            create: bool | None = None) -> duckdb.DuckDBPyConnection:
+            create: bool | None = None, files: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the warehouse with UDFs registered; a writable connection creates every loaded table
     that is missing. ``create`` (default: not ``read_only``) allows creating the file; commands that
-    need loaded data pass False, so a missing file is an error and none is created.
+    need loaded data pass False, so a missing file is an error and none is created. ``files=False``
+    opens it with DuckDB's ``enable_external_access`` off: its SQL reaches no file but the warehouse
+    (no ``read_csv``, ``COPY ... TO``, ``ATTACH``, extension installs), and cannot turn it back on.
 
     Raises :class:`WarehouseError` (one line: the file, the cause, what to do) when the file is held
     by another process, is a directory, is empty or is not a DuckDB database, is another application's
@@ -84,7 +86,8 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
         except OSError as exc:
             raise WarehouseError(f"cannot create warehouse {target}: {exc.strerror} ({NEXT_WAREHOUSE})") from None
     try:
-        con = duckdb.connect(str(target), read_only=read_only)
+        con = duckdb.connect(str(target), read_only=read_only,
+                             config={} if files else {"enable_external_access": False})
     except duckdb.Error as exc:
         raise open_error(target, exc) from None
     try:
