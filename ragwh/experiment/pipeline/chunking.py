@@ -342,6 +342,9 @@ class Pipeline(StagePipeline):
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
+            systems = [self.embedder_name(e.model) for e in self.config.embedders]
+            self.refuse_imported(systems + ([self.config.bm25.name] if self.config.bm25 else []),
+                                 [c.name for c in self.config.corpora])
             with self.experiment():
                 self._run_stages(runnable, skipped)
         finally:

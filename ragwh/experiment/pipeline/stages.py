@@ -113,6 +113,20 @@ class StagePipeline:
             except RayEngineError as exc:
                 raise PipelineError(str(exc)) from None
 
+    def refuse_imported(self, systems: list[str], corpora: list[str]) -> None:
+        """Before anything runs: :class:`PipelineError` when a system this run stores runs under (``systems``, in
+        ``corpora``) holds a run brought in by ``ragwh import run`` (``run_manifest.system_kind`` 'imported'),
+        which the run would replace."""
+        from ingest.retrieval.imported import imported_systems
+
+        clashes = imported_systems(self.con, systems, corpora)
+        if clashes:
+            name, corpus, file = clashes[0]
+            raise PipelineError(
+                f"{self.config.source_file}: system {name!r} of corpus {corpus} holds an imported run (from {file}) "
+                f"that this run would replace: re-import it under another name (`ragwh import run {file} --name "
+                f"{name}-imported ...`), or name this config's system otherwise (bm25.name, embedders)")
+
     def close_llm(self) -> None:
         """Release the run's LLM backend when the run ends (an engine's connections, or its Ray actors and their
         GPUs); :meth:`close` only closes the warehouse connection, around every dbt call."""
