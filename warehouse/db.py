@@ -38,6 +38,52 @@ def open_error(path: Path, exc: Exception) -> WarehouseError:
     return WarehouseError(f"cannot open warehouse {path}: {first} ({NEXT_WAREHOUSE})")
 
 
+#: What the OS says when a write cannot grow a file -> the cause a message names.
+WRITE_FAILURES = {"file too large": "file size limit", "no space left on device": "no space left on device",
+                  "disk quota exceeded": "disk quota exceeded"}
+
+
+def write_failure(path: str | os.PathLike, exc: BaseException) -> WarehouseError | None:
+    """The one-line :class:`WarehouseError` for an error that means ``path`` could not be written for want of
+    space (file size limit, full disk, quota); None for any other error."""
+    message = str(exc)
+    cause = next((c for needle, c in WRITE_FAILURES.items() if needle in message.lower()), None)
+    if cause is None:
+        return None
+    return WarehouseError(f"warehouse {path} could not be written ({cause}): what was committed is kept in "
+                          f"{path}.wal; free space (or raise the limit) and rerun the same command, which resumes there")
+
+
+def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+    """Write every committed change into the warehouse file now (``CHECKPOINT``) and make sure it happened:
+    DuckDB retries a failed automatic checkpoint silently, leaving the data only in the ``.wal``, so a file
+    size limit or a full disk would go unseen. Raises :class:`WarehouseError` (one line: file, cause, what to
+    do) when the checkpoint fails for want of space or leaves the log unemptied. In-memory databases: nothing."""
+    path = warehouse_file(con)
+    if path is None:
+        return
+    try:
+        con.execute("CHECKPOINT")
+    except duckdb.TransactionException as exc:
+        if write_failure(path, exc) is None and "transaction" in str(exc).lower():
+            return  # another connection's open transaction: DuckDB checkpoints after it (nothing is lost)
+        raise write_failure(path, exc) or WarehouseError(
+            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: rerun the same command") from None
+    except duckdb.Error as exc:
+        raise write_failure(path, exc) or WarehouseError(
+            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: what was committed is kept in {path}.wal; "
+            "rerun the same command") from None
+    wal = Path(f"{path}.wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise WarehouseError(f"warehouse {path}: a checkpoint left {wal.stat().st_size} bytes in {wal} (not written "
+                             "into the file): check free space and the file size limit, then rerun the same command")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split("\n")[0].split())
+    return text or type(exc).__name__
+
+
 def not_duckdb_error(path: Path) -> WarehouseError:
     return WarehouseError(f"warehouse {path} is not a DuckDB database file: pass the path of a warehouse with "
                           "--warehouse (a path that does not exist yet starts a new one)")
