@@ -69,3 +69,26 @@ def test_a_run_file_that_is_not_utf8_is_one_line(clean_demo, copy_of, tmp_path):
     assert one_line(result) == (f"import failed (nothing written): {run}:3: not UTF-8 text (byte 0xe9 at column "
                                 f"{column}): save the run file as UTF-8 (ids as `ragwh export corpus` writes them)")
     assert warehouse_differences(clean_demo, path) == {}
+
+
+def test_an_imported_run_shorter_than_a_cutoff_is_scored_and_flagged(clean_demo, copy_of, tmp_path):
+    """A 2-deep imported run gets R@50 as trec_eval would (scored as submitted), listed in ``shallow_runs`` and in
+    the report; the dense runs, retrieved 50 deep, are not listed (a run we retrieve too shallow fails the build)."""
+    path = copy_of(clean_demo)
+    run = tmp_path / "outside.run"
+    run.write_text("\n".join(run_lines(path, depth=2, queries=3)) + "\n", encoding="utf-8")
+    assert ragwh("import", "run", run, "--name", "outside", "--condition", CONDITION, "--warehouse", path).exit_code == 0
+    report = tmp_path / "report.html"
+    result = ragwh("run", "--warehouse", path, "--report", report)
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(path), read_only=True) as con:
+        flagged = con.execute("SELECT embedder, condition, metric, system_kind, cutoff, run_depth, n_queries, n_short "
+                              "FROM shallow_runs ORDER BY metric").fetchall()
+        scored = con.execute("SELECT count(*) FROM condition_means WHERE embedder = 'outside' AND metric = 'R@50'"
+                             ).fetchone()[0]
+    assert flagged == [("outside", CONDITION, "R@50", "imported", 50, 2, 3, 3),
+                       ("outside", CONDITION, "cov-nDCG@10", "imported", 10, 2, 3, 3),
+                       ("outside", CONDITION, "nDCG@10", "imported", 10, 2, 3, 3)]
+    assert scored == 1
+    page = report.read_text(encoding="utf-8")
+    assert "Metrics cut deeper than the run" in page and "trec_eval" in page
