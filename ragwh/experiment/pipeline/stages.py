@@ -130,6 +130,19 @@ class StagePipeline:
                 f"that this run would replace: re-import it under another name (`ragwh import run {file} --name "
                 f"{name}-imported ...`), or name this config's system otherwise (bm25.name, embedders)")
 
+    def check_bootstrap(self) -> None:
+        """Before the stages that bootstrap (and at the start, with what is loaded): :class:`PipelineError` when B
+        over the corpora's loaded documents or queries exceeds a ceiling of :mod:`ragwh.experiment.config.bootstrap_cost`
+        (the config's own check assumed one unit)."""
+        from ragwh.experiment.config.bootstrap_cost import bootstrap_plan, too_costly
+
+        b, key, statistics, unit, count = bootstrap_plan(self.config)
+        corpora = [c.name for c in self.config.corpora]
+        units = self.con.execute(count, [corpora]).fetchone()[0]
+        problem = too_costly(b, statistics * len(corpora), units, unit, key) if units else None
+        if problem:
+            raise PipelineError(f"{self.config.source_file}: {key}: {problem}")
+
     def close_llm(self) -> None:
         """Release the run's LLM backend when the run ends (an engine's connections, or its Ray actors and their
         GPUs); :meth:`close` only closes the warehouse connection, around every dbt call."""
