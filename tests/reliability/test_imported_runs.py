@@ -92,3 +92,24 @@ def test_an_imported_run_shorter_than_a_cutoff_is_scored_and_flagged(clean_demo,
     assert scored == 1
     page = report.read_text(encoding="utf-8")
     assert "Metrics cut deeper than the run" in page and "trec_eval" in page
+
+
+def test_a_single_retrieve_never_writes_over_an_imported_run(clean_demo, copy_of):
+    """``ragwh retrieve`` (outside ``ragwh run``) under an imported run's name: refused in one line, nothing written."""
+    path = copy_of(clean_demo)
+    with duckdb.connect(str(path)) as con:
+        (name,) = con.execute("SELECT DISTINCT embedder FROM run_manifest").fetchone()
+        con.execute("UPDATE run_manifest SET system_kind = 'imported', fingerprint = 'imported:0' WHERE condition = ?",
+                    [CONDITION])
+        before = con.execute("SELECT count(*), sum(hash(chunk_id, rank)) FROM runs WHERE condition = ?",
+                             [CONDITION]).fetchone()
+    result = ragwh("retrieve", "--embedder", name, "--condition", CONDITION, "--warehouse", path)
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"retrieve failed: demo/{CONDITION}: system {name!r} holds an imported run (`ragwh import run`) that this dense "
+        "run would replace: re-import it under another --name first")
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT count(*), sum(hash(chunk_id, rank)) FROM runs WHERE condition = ?",
+                           [CONDITION]).fetchone() == before
+        assert con.execute("SELECT DISTINCT system_kind FROM run_manifest WHERE condition = ?",
+                           [CONDITION]).fetchall() == [("imported",)]
