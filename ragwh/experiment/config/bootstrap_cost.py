@@ -63,3 +63,11 @@ def bootstrap_plan(config) -> tuple[int, str, int, str, str]:
     b = dict(config.analysis).get("bootstrap_b") or int(setting_defaults()["rewriting_bootstrap_b"])
     return (b, "analysis.bootstrap_b", len(config.settings.strategies), "queries",
             "SELECT count(*) FROM queries WHERE list_contains(?, corpus)")
+
+
+def refuse_costly(r, config) -> None:
+    """When a config is read: its reader's one-line error (file and key) if B over one unit already exceeds a ceiling."""
+    b, key, statistics, unit, _ = bootstrap_plan(config)
+    problem = too_costly(b, statistics, 1, unit, key)
+    if problem:
+        raise r.fail(key, problem)

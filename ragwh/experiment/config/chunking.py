@@ -61,7 +61,7 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
-from ragwh.experiment.config.bootstrap_cost import bootstrap_plan, too_costly
+from ragwh.experiment.config.bootstrap_cost import refuse_costly
 from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm  # noqa: F401 (re-exported)
 from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where  # noqa: F401 (re-exported)
@@ -422,8 +422,5 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         declared=tuple(declared),
         engine=engine, ray=ray, max_memory_fraction=max_memory_fraction,
     )
-    b, key, statistics, unit, _ = bootstrap_plan(config)
-    problem = too_costly(b, statistics, 1, unit, key)  # a floor: the corpora are not loaded yet (ragwh run checks again)
-    if problem:
-        raise r.fail(key, problem)
+    refuse_costly(r, config)  # a floor: the corpora are not loaded yet (ragwh run checks again)
     return config
