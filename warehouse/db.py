@@ -38,6 +38,52 @@ def open_error(path: Path, exc: Exception) -> WarehouseError:
     return WarehouseError(f"cannot open warehouse {path}: {first} ({NEXT_WAREHOUSE})")
 
 
+#: What the OS says when a write cannot grow a file -> the cause a message names.
+WRITE_FAILURES = {"file too large": "file size limit", "no space left on device": "no space left on device",
+                  "disk quota exceeded": "disk quota exceeded"}
+
+
+def write_failure(path: str | os.PathLike, exc: BaseException) -> WarehouseError | None:
+    """The one-line :class:`WarehouseError` for an error that means ``path`` could not be written for want of
+    space (file size limit, full disk, quota); None for any other error."""
+    message = str(exc)
+    cause = next((c for needle, c in WRITE_FAILURES.items() if needle in message.lower()), None)
+    if cause is None:
+        return None
+    return WarehouseError(f"warehouse {path} could not be written ({cause}): what was committed is kept in "
+                          f"{path}.wal; free space (or raise the limit) and rerun the same command, which resumes there")
+
+
+def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+    """Write every committed change into the warehouse file now (``CHECKPOINT``) and make sure it happened:
+    DuckDB retries a failed automatic checkpoint silently, leaving the data only in the ``.wal``, so a file
+    size limit or a full disk would go unseen. Raises :class:`WarehouseError` (one line: file, cause, what to
+    do) when the checkpoint fails for want of space or leaves the log unemptied. In-memory databases: nothing."""
+    path = warehouse_file(con)
+    if path is None:
+        return
+    try:
+        con.execute("CHECKPOINT")
+    except duckdb.TransactionException as exc:
+        if write_failure(path, exc) is None and "transaction" in str(exc).lower():
+            return  # another connection's open transaction: DuckDB checkpoints after it (nothing is lost)
+        raise write_failure(path, exc) or WarehouseError(
+            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: rerun the same command") from None
+    except duckdb.Error as exc:
+        raise write_failure(path, exc) or WarehouseError(
+            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: what was committed is kept in {path}.wal; "
+            "rerun the same command") from None
+    wal = Path(f"{path}.wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise WarehouseError(f"warehouse {path}: a checkpoint left {wal.stat().st_size} bytes in {wal} (not written "
+                             "into the file): check free space and the file size limit, then rerun the same command")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split("\n")[0].split())
+    return text or type(exc).__name__
+
+
 def not_duckdb_error(path: Path) -> WarehouseError:
     return WarehouseError(f"warehouse {path} is not a DuckDB database file: pass the path of a warehouse with "
                           "--warehouse (a path that does not exist yet starts a new one)")
@@ -57,10 +103,12 @@ def missing_error(path: Path) -> WarehouseError:
 
 
 def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
-            create: bool | None = None) -> duckdb.DuckDBPyConnection:
+            create: bool | None = None, files: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the warehouse with UDFs registered; a writable connection creates every loaded table
     that is missing. ``create`` (default: not ``read_only``) allows creating the file; commands that
-    need loaded data pass False, so a missing file is an error and none is created.
+    need loaded data pass False, so a missing file is an error and none is created. ``files=False``
+    opens it with DuckDB's ``enable_external_access`` off: its SQL reaches no file but the warehouse
+    (no ``read_csv``, ``COPY ... TO``, ``ATTACH``, extension installs), and cannot turn it back on.
 
     Raises :class:`WarehouseError` (one line: the file, the cause, what to do) when the file is held
     by another process, is a directory, is empty or is not a DuckDB database, is another application's
@@ -84,7 +132,8 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
         except OSError as exc:
             raise WarehouseError(f"cannot create warehouse {target}: {exc.strerror} ({NEXT_WAREHOUSE})") from None
     try:
-        con = duckdb.connect(str(target), read_only=read_only)
+        con = duckdb.connect(str(target), read_only=read_only,
+                             config={} if files else {"enable_external_access": False})
     except duckdb.Error as exc:
         raise open_error(target, exc) from None
     try:

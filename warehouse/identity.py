@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +99,61 @@ def _now() -> dt.datetime:
 
 
 def start_experiment(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> int:
-    """Insert a 'running' experiments row (``row``: the columns name .. device) and return its id."""
-    ((next_id,),) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchall()
-    values = {**row, "experiment_id": next_id, "started_at": _now(), "status": "running"}
-    cols = ", ".join(values)
-    con.execute(f"INSERT INTO experiments ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
+    """Insert a 'running' experiments row (``row``: the columns name .. device) with this process's pid and
+    host, and return its id. In the same transaction, every other 'running' row whose process is gone
+    (:func:`_gone`) becomes 'interrupted', its detail saying which process and when this run noticed."""
+    now = _now()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        ((next_id,),) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchall()
+        for old_id, pid, host, started in con.execute(
+                "SELECT experiment_id, pid, host, started_at FROM experiments WHERE status = 'running'").fetchall():
+            if _gone(pid, host, started):
+                process = f"process {pid} on {host}" if pid is not None else "its process (pid not recorded)"
+                con.execute("UPDATE experiments SET status = 'interrupted', detail = ? WHERE experiment_id = ?",
+                            [f"{process} ended without finishing; noticed at {now:%Y-%m-%d %H:%M:%S} UTC by run "
+                             f"#{next_id}", old_id])
+        values = {**row, "experiment_id": next_id, "started_at": now, "status": "running", "pid": os.getpid(),
+                  "host": socket.gethostname()}
+        cols = ", ".join(values)
+        con.execute(f"INSERT INTO experiments ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
     return next_id
+
+
+def _gone(pid: int | None, host: str | None, started: dt.datetime) -> bool:
+    """Whether the process of a 'running' row no longer runs it: no pid recorded (an older ragwh's row: a
+    writer opening the file means that run let go of it), this very process (it runs one experiment at a
+    time), no such process on this host, or a process started after the row did (the pid was reused). A row
+    of another host is left alone: its process cannot be seen from here."""
+    if pid is None:
+        return True
+    if host != socket.gethostname():
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # another user's process: alive
+    return _started_after(pid, started)
+
+
+def _started_after(pid: int, started: dt.datetime) -> bool:
+    """Linux: whether process ``pid`` started after ``started`` (UTC) by more than a second (/proc)."""
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    began = dt.datetime.fromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"), dt.timezone.utc).replace(tzinfo=None)
+    return began > started + dt.timedelta(seconds=1)
 
 
 def finish_experiment(con: duckdb.DuckDBPyConnection, experiment_id: int, status: str, detail: str | None = None) -> None:

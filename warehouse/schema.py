@@ -264,8 +264,11 @@ TABLES: dict[str, str] = {
         device VARCHAR NOT NULL,        -- 'cpu' or 'cuda (<device name>)'
         started_at TIMESTAMP NOT NULL,
         finished_at TIMESTAMP,          -- NULL while running (or when the process was killed)
-        status VARCHAR NOT NULL,        -- running | finished | failed
-        detail VARCHAR                  -- why it failed""",
+        status VARCHAR NOT NULL,        -- running | finished | failed | interrupted (its process ended
+                                        -- without finishing: killed, or a crash; set by the next run)
+        detail VARCHAR,                 -- why it failed; for interrupted, which process and when it was noticed
+        pid INTEGER,                    -- the process of the run (NULL: written before pids were recorded)
+        host VARCHAR                    -- the machine it ran on""",
     "experiment_settings": """
         name VARCHAR NOT NULL,          -- a key of dbt_project.yml's setting_defaults (macro setting)
         value_json VARCHAR NOT NULL,    -- its value as JSON

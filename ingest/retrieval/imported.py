@@ -8,19 +8,23 @@ rank-only run with constant scores keeps its ranks), then in the warehouse's tie
 number); ranks are renumbered 1..n in that order and the scores are stored as given.
 
 Validation, before anything is written (one line naming the file and line, nothing written): a line
-without six fields, a rank that is not an integer, a score that is not a finite number, a query id
+that is not UTF-8, a line without six fields, a rank that is not an integer, a score that is not a finite number, a query id
 that is not one of the corpus's queries, a chunk id the condition does not index, a (query, chunk)
 pair twice, an empty file. The run is stored in one transaction as ``runs`` rows with ``embedder`` =
 the run's name (the system dimension: a dense embedder, ``bm25`` and imported runs share that
 column) and ``reranker`` 'none'; ``run_manifest.system_kind`` = 'imported' and ``system_params``
 records the file, its sha256, lines, queries, tags and the ordering rule. Importing the same name
-and condition again replaces the run; a name that a dense or BM25 system uses is refused. ``dbt build``
+and condition again replaces the run (an explicit replace); a name that a dense or BM25 system uses is
+refused, and so is every name ``ragwh run`` itself stores runs under (:func:`reserved_names`: the registered
+embedders, the stand-in, ``bm25``), so that no later run replaces an imported one. ``ragwh run`` in turn
+refuses, before any work, a config whose systems would write over an imported run (:func:`imported_systems`). ``dbt build``
 (or ``ragwh run``) then scores it with every metric of the condition's corpus, and a config may contrast
 it with any other system (``contrasts: [{name, treatment: A3@NAME, control: A3@all-MiniLM-L6-v2}]``).
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,9 +73,35 @@ def _corpus(con: duckdb.DuckDBPyConnection, condition: str, corpus: str | None, 
     return corpora[0]
 
 
+def reserved_names() -> frozenset[str]:
+    """Names ``ragwh run`` stores its own systems under whatever a config says: every registered embedder (at
+    fp32 the bare name; other precisions carry ``@``, refused anyway), the stand-in, and BM25's default name.
+    A config may still name another system (a hub id, ``bm25.name``): the pipeline refuses to write over an
+    imported run (:func:`imported_systems`)."""
+    from ingest.retrieval.bm25 import BM25Settings
+    from ingest.retrieval.embedders import REGISTRY
+    from ingest.retrieval.standin import STANDIN_NAME
+
+    return frozenset({*REGISTRY, *(spec.model_name for spec in REGISTRY.values()), STANDIN_NAME, BM25Settings.name})
+
+
+def imported_systems(con: duckdb.DuckDBPyConnection, names, corpora) -> list[tuple[str, str, str]]:
+    """(system name, corpus, run file) of each imported run stored under one of ``names`` in one of ``corpora``."""
+    names, corpora = sorted(set(names)), sorted(set(corpora))
+    if not names or not corpora:
+        return []
+    return [(n, c, json.loads(p or "{}").get("file", "?")) for n, c, p in con.execute(
+        "SELECT embedder, corpus, any_value(system_params) FROM run_manifest WHERE system_kind = ? "
+        "AND list_contains(?, embedder) AND list_contains(?, corpus) GROUP BY ALL ORDER BY 1, 2",
+        [SYSTEM_KIND, names, corpora]).fetchall()]
+
+
 def _check_name(con: duckdb.DuckDBPyConnection, name: str, path: Path) -> None:
     if not name or name == "none" or "@" in name or any(ch.isspace() for ch in name):
         raise _fail(path, None, f"run name {name!r}: a name without spaces or '@', not 'none'")
+    if name in reserved_names():
+        raise _fail(path, None, f"run name {name!r} is reserved: `ragwh run` stores its own {name} runs under it "
+                                f"and would replace this one; choose another --name (e.g. {name}-imported)")
     taken = con.execute("SELECT DISTINCT coalesce(system_kind, 'dense') FROM run_manifest WHERE embedder = ? "
                         "AND coalesce(system_kind, 'dense') <> ? ORDER BY 1", [name, SYSTEM_KIND]).fetchall()
     dense = con.execute("SELECT count(*) FROM embeddings WHERE embedder = ?", [name]).fetchone()[0]
@@ -83,11 +113,16 @@ def parse_run(path: Path, queries: set[str], chunks: dict[str, str]) -> list[tup
     """``(query_id, chunk_id, rank, score, tag, line number)`` per line, validated (module docstring)."""
     rows, seen = [], {}
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except OSError as exc:
         raise _fail(path, None, f"cannot read the run file: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _fail(path, number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}): "
+                                          "save the run file as UTF-8 (ids as `ragwh export corpus` writes them)") from None
             if not line.strip():
                 continue
             fields = line.split()

@@ -297,7 +297,8 @@ def run_table(corpus: str, embedder: str, reranker: str, condition: str, query_i
 def write_run(con: duckdb.DuckDBPyConnection, *, corpus: str, embedder: str, reranker: str, condition: str,
               runs: pa.Table, fp: str, k: int, n_queries: int, routing: pa.Table | None,
               system_kind: str = "dense", system_params: dict | None = None) -> None:
-    """Replace one run (and its routing, for first-stage runs) and its manifest row atomically.
+    """Replace one run (and its routing, for first-stage runs) and its manifest row atomically; never an
+    imported run by one of another kind (:class:`RetrieveError`).
     ``system_kind`` ('dense' | 'bm25' | 'imported') and ``system_params`` (JSON) describe the first-stage
     system whose name ``embedder`` holds."""
     key = "corpus = ? AND embedder = ? AND reranker = ? AND condition = ?"
@@ -309,6 +310,10 @@ def write_run(con: duckdb.DuckDBPyConnection, *, corpus: str, embedder: str, rer
         "system_kind": [system_kind],
         "system_params": [json.dumps(system_params or {}, sort_keys=True)],
     })
+    if system_kind != "imported" and reranker == "none" and con.execute(
+            f"SELECT count(*) FROM run_manifest WHERE {key} AND system_kind = 'imported'", params).fetchone()[0]:
+        raise RetrieveError(f"{corpus}/{condition}: system {embedder!r} holds an imported run (`ragwh import run`) "
+                            f"that this {system_kind} run would replace: re-import it under another --name first")
     with transaction(con):
         replace_where(con, "runs", key, params, runs)
         if reranker == "none":

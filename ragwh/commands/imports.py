@@ -14,7 +14,8 @@ import_app = typer.Typer(help="Import runs from other systems.", no_args_is_help
 @import_app.command("run")
 def import_run_command(
     file: Path = typer.Argument(..., help="TREC run file: query Q0 chunk_id rank score tag (ranks or scores)"),
-    name: str = typer.Option(..., "--name", help="the run's system name (stored in runs.embedder, e.g. pyserini-bm25)"),
+    name: str = typer.Option(..., "--name", help="the run's system name (stored in runs.embedder, e.g. pyserini-bm25); "
+                             "not a name ragwh run stores its own runs under (bm25, a registered embedder)"),
     condition: str = typer.Option(..., "--condition", help="condition whose chunk ids the run ranks (e.g. A3)"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus (needed when the condition holds several)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),

@@ -159,6 +159,9 @@ def export_tables_command(
     except ValueError as exc:
         console.print(f"[red]export failed:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2)
+    except OSError as exc:  # --out / --figures: a regular file, under one, or in a folder we may not write
+        console.print(f"[red]export failed:[/] {escape(unwritable(exc, out, figures))}", soft_wrap=True)
+        raise typer.Exit(1)
     finally:
         con.close()
     for path in result.files:
@@ -170,6 +173,16 @@ def export_tables_command(
     if not result.files:
         console.print("[red]no table was written: build the marts first (`ragwh run`)[/]")
         raise typer.Exit(1)
+
+
+def unwritable(exc: OSError, out: Optional[Path], figures: Optional[Path]) -> str:
+    """One line for a table or figure file that could not be written: the path, why, what to pass instead."""
+    path = Path(exc.filename) if exc.filename else (out or figures)
+    option = "--figures" if figures is not None and path is not None and Path(figures) in (path, *path.parents) else "--out"
+    blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None) if path else None
+    if blocker is not None:
+        return f"cannot write {path}: {blocker} is a file, not a directory: pass {option} with a directory you can write to"
+    return f"cannot write {path}: {(exc.strerror or type(exc).__name__).lower()}: pass {option} with a directory you can write to"
 
 
 def register(app: typer.Typer) -> None:

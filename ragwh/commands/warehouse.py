@@ -43,16 +43,20 @@ def sql_command(
                                                      "with ';', quit with .quit or Ctrl-D)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
     write: bool = typer.Option(False, "--write", help="open the warehouse writable (default: read-only)"),
+    allow_files: bool = typer.Option(False, "--allow-files", help="let SQL read and write other files (read_csv, "
+                                     "COPY ... TO, ATTACH); read-only queries reach only the warehouse without it"),
     max_rows: int = typer.Option(100, "--max-rows", min=1, help="rows printed per result"),
     as_csv: bool = typer.Option(False, "--csv", help="print results as CSV (every row) instead of a table"),
 ) -> None:
-    """Query the warehouse in SQL (DuckDB), read-only unless --write: `ragwh sql "SELECT ... FROM condition_means"`."""
+    """Query the warehouse in SQL (DuckDB), read-only unless --write: `ragwh sql "SELECT ... FROM condition_means"`.
+    Read-only queries reach no other file (DuckDB's enable_external_access off) unless --allow-files."""
     import duckdb
 
     from warehouse.db import connect
 
     console = Console(width=None if sys.stdout.isatty() else 200)
-    con = connect(warehouse, read_only=not write, create=False)
+    files = write or allow_files
+    con = connect(warehouse, read_only=not write, create=False, files=files)
 
     def run(statement: str) -> bool:
         try:
@@ -62,6 +66,8 @@ def sql_command(
             message = " ".join(str(exc).split())
             if not write and "read-only" in message:
                 message += " (the warehouse is opened read-only: pass --write to change it)"
+            if not files and "disabled by configuration" in message:
+                message += " (read-only queries reach only the warehouse: pass --allow-files to read or write other files)"
             Console(stderr=True).print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
             return False
 

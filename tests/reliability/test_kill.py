@@ -50,6 +50,13 @@ def test_kill_during_ingest_then_rerun_equals_a_clean_run(clean_demo, tmp_path):
     output = _rerun(warehouse, clean_demo)
     assert re.search(r"^> ingest \[demo\]", output, flags=re.M)
     assert warehouse_differences(clean_demo, warehouse) == {}
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:  # the killed run's row is reconciled by the rerun, not left 'running'
+        statuses = con.execute("SELECT status, detail FROM experiments ORDER BY experiment_id").fetchall()
+    finally:
+        con.close()
+    assert [s for s, _ in statuses] == ["interrupted", "finished"]
+    assert statuses[0][1].endswith(" UTC by run #2") and "ended without finishing" in statuses[0][1]
 
 
 def test_kill_during_embedding_keeps_committed_batches_and_rerun_equals_a_clean_run(clean_demo, tmp_path):

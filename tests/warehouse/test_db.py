@@ -239,3 +239,18 @@ def test_memory_capped_bounds_what_a_long_read_keeps_cached(tmp_path):
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == default
     with duckdb.connect() as memory, memory_capped(memory, "16MiB") as capped:
         assert not capped  # an in-memory database is left alone
+
+
+@pytest.mark.parametrize(("os_message", "cause"), [
+    ("Could not write file \"{p}\": No space left on device", "no space left on device"),
+    ("FATAL Error: Failed to create checkpoint because of error: Could not write file \"{p}\": File too large",
+     "file size limit"),
+    ("Could not write file \"{p}\": Disk quota exceeded", "disk quota exceeded")])
+def test_a_write_for_want_of_space_names_the_file_and_cause(os_message, cause, tmp_path):
+    from warehouse.db import write_failure
+
+    path = tmp_path / "w.duckdb"
+    error = write_failure(path, RuntimeError(os_message.format(p=path)))
+    assert str(error) == (f"warehouse {path} could not be written ({cause}): what was committed is kept in {path}.wal; "
+                          "free space (or raise the limit) and rerun the same command, which resumes there")
+    assert write_failure(path, RuntimeError("Binder Error: no such column")) is None

@@ -61,6 +61,7 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
+from ragwh.experiment.config.bootstrap_cost import refuse_costly
 from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm  # noqa: F401 (re-exported)
 from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where  # noqa: F401 (re-exported)
@@ -373,7 +374,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         raise r.fail("k", f"{k} is below the deepest metric cutoff {depth} ({deepest}): the metrics would be computed "
                           f"on {k}-deep lists; use k >= {depth}")
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
-    b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)
+    b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)  # and a ceiling: config/bootstrap_cost.py
     seed = r.integer(boot.get("seed", 20260710), "bootstrap.seed", 0)
 
     p = r.mapping(raw.get("primary", {}) or {}, "primary", {"metric", "embedder", "reranker", "corpus"})
@@ -398,7 +399,7 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
                                   "(Wikipedia samples with a per-bucket cap: corpora[].options.cap)")
 
     engine, ray, max_memory_fraction = parse_engine(r, raw)
-    return ExperimentConfig(
+    config = ExperimentConfig(
         name=r.string(raw["name"], "name"),
         description=str(raw.get("description", "")),
         demo=demo,
@@ -421,4 +422,5 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         declared=tuple(declared),
         engine=engine, ray=ray, max_memory_fraction=max_memory_fraction,
     )
-
+    refuse_costly(r, config)  # a floor: the corpora are not loaded yet (ragwh run checks again)
+    return config

@@ -34,6 +34,7 @@ from typing import Any
 from ingest.rewriting.reader import MAX_TOKENS, PROMPTS
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
+from ragwh.experiment.config.bootstrap_cost import too_costly
 from ragwh.experiment.config.chunking import CorpusSpec
 from ragwh.experiment.config.llm import LLMSpec
 from ragwh.experiment.config.reader import _Reader
@@ -114,6 +115,10 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
     for key in ("bootstrap_b", "rrf_k", "router_folds"):
         if key in raw:
             out[key] = r.integer(raw[key], f"analysis.{key}", 2 if key == "router_folds" else 1)
+    if "bootstrap_b" in out:  # a floor (1 query): ragwh run checks again with the loaded queries
+        problem = too_costly(out["bootstrap_b"], len(settings.strategies), 1, "queries", "analysis.bootstrap_b")
+        if problem:
+            raise r.fail("analysis.bootstrap_b", problem)
     if "bootstrap_seed" in raw:
         out["bootstrap_seed"] = r.integer(raw["bootstrap_seed"], "analysis.bootstrap_seed", 0)
     for key, default in (("rescue_seed", DEFAULT_RESCUE_SEED), ("ensemble_seed", DEFAULT_ENSEMBLE_SEED)):

@@ -342,6 +342,10 @@ class Pipeline(StagePipeline):
         runnable, skipped = self.config.runnable_conditions()
         self.not_run_reasons(runnable, skipped)
         try:
+            systems = [self.embedder_name(e.model) for e in self.config.embedders]
+            self.refuse_imported(systems + ([self.config.bm25.name] if self.config.bm25 else []),
+                                 [c.name for c in self.config.corpora])
+            self.check_bootstrap()
             with self.experiment():
                 self._run_stages(runnable, skipped)
         finally:
@@ -364,5 +368,6 @@ class Pipeline(StagePipeline):
         self.retrieve(runnable)
         self.bm25(runnable)
         run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
+        self.check_bootstrap()  # with the queries loaded now
         evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
         self.report(evaluation_fp)

@@ -233,6 +233,7 @@ class RewritingPipeline(StagePipeline):
     def run(self) -> RunOutcome:
         self.prepare_engine()
         try:
+            self.check_bootstrap()
             with self.experiment():
                 self._run_stages()
         finally:
@@ -244,6 +245,7 @@ class RewritingPipeline(StagePipeline):
         self.ingest()
         self.chunk()
         self.rewrite()
+        self.check_bootstrap()  # with the queries loaded now
         upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
         parts = [*upstream, manifest.project_digest()]
         # the reader's funnel rows are its own output, not an input of these marts

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from warehouse import manifest
-from warehouse.db import connect
+from warehouse.db import WarehouseError, checkpoint, connect, write_failure
 from ragwh.experiment.pipeline import outputs as stage_outputs
 from warehouse.paths import reports_dir, warehouse_path
 
@@ -91,8 +91,11 @@ class StagePipeline:
 
     def close(self) -> None:
         if self._con is not None:
-            self._con.close()
-            self._con = None
+            con, self._con = self._con, None
+            try:
+                con.close()
+            except duckdb.Error:
+                pass  # a database a failed write invalidated: the error that did it is the one reported
 
     @property
     def ray(self) -> Any:
@@ -112,6 +115,33 @@ class StagePipeline:
                 require_ray()
             except RayEngineError as exc:
                 raise PipelineError(str(exc)) from None
+
+    def refuse_imported(self, systems: list[str], corpora: list[str]) -> None:
+        """Before anything runs: :class:`PipelineError` when a system this run stores runs under (``systems``, in
+        ``corpora``) holds a run brought in by ``ragwh import run`` (``run_manifest.system_kind`` 'imported'),
+        which the run would replace."""
+        from ingest.retrieval.imported import imported_systems
+
+        clashes = imported_systems(self.con, systems, corpora)
+        if clashes:
+            name, corpus, file = clashes[0]
+            raise PipelineError(
+                f"{self.config.source_file}: system {name!r} of corpus {corpus} holds an imported run (from {file}) "
+                f"that this run would replace: re-import it under another name (`ragwh import run {file} --name "
+                f"{name}-imported ...`), or name this config's system otherwise (bm25.name, embedders)")
+
+    def check_bootstrap(self) -> None:
+        """Before the stages that bootstrap (and at the start, with what is loaded): :class:`PipelineError` when B
+        over the corpora's loaded documents or queries exceeds a ceiling of :mod:`ragwh.experiment.config.bootstrap_cost`
+        (the config's own check assumed one unit)."""
+        from ragwh.experiment.config.bootstrap_cost import bootstrap_plan, too_costly
+
+        b, key, statistics, unit, count = bootstrap_plan(self.config)
+        corpora = [c.name for c in self.config.corpora]
+        units = self.con.execute(count, [corpora]).fetchone()[0]
+        problem = too_costly(b, statistics * len(corpora), units, unit, key) if units else None
+        if problem:
+            raise PipelineError(f"{self.config.source_file}: {key}: {problem}")
 
     def close_llm(self) -> None:
         """Release the run's LLM backend when the run ends (an engine's connections, or its Ray actors and their
@@ -134,10 +164,33 @@ class StagePipeline:
                                           study_settings(self.config, self.dbt_vars()), computed)
         try:
             yield
+            finish_experiment(self.con, self.experiment_id, "finished")
+            self.checkpoint("the end of the run")
         except BaseException as exc:
-            finish_experiment(self.con, self.experiment_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+            self._record_failure(f"{type(exc).__name__}: {exc}"[:2000])
             raise
-        finish_experiment(self.con, self.experiment_id, "finished")
+
+    def _record_failure(self, detail: str) -> None:
+        """Mark the run failed; when the connection cannot write any more (a failed write invalidates DuckDB's
+        database), on a fresh one. If that fails too, the row stays 'running' and the next run marks it
+        interrupted (its process is gone by then)."""
+        from warehouse.identity import finish_experiment
+
+        for _ in range(2):
+            try:
+                finish_experiment(self.con, self.experiment_id, "failed", detail)
+                return
+            except (duckdb.Error, WarehouseError):
+                self.close()
+
+    def checkpoint(self, where: str) -> None:
+        """Write what the stage committed into the warehouse file now and verify it (:func:`warehouse.db.checkpoint`):
+        a file size limit or a full disk is a :class:`PipelineError` naming the file and cause, never a run that
+        says finished while its data is only in the ``.wal``."""
+        try:
+            checkpoint(self.con)
+        except WarehouseError as exc:
+            raise PipelineError(f"{where}: {exc}") from None
 
     def primary_model(self) -> str:
         """The model whose stored name says which precision the run computes in."""
@@ -174,13 +227,20 @@ class StagePipeline:
         except (PipelineError, KeyboardInterrupt):
             raise
         except Exception as exc:  # every stage error becomes one message naming the stage
+            full = write_failure(self.warehouse, exc)  # a write for want of space: its cause, not DuckDB's chain
+            if full is not None:
+                raise PipelineError(f"stage {stage} [{scope}] failed: {full}") from None
             raise PipelineError(f"stage {stage} [{scope}] failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - started
         failed = self._llm_failed() - failed_before
         if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
             detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
-        manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
-                        manifest.output_digest(self.con, outputs))
+        try:
+            manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
+                            manifest.output_digest(self.con, outputs))
+        except duckdb.Error as exc:
+            raise PipelineError(f"stage {stage} [{scope}] failed: {write_failure(self.warehouse, exc) or exc}") from None
+        self.checkpoint(f"stage {stage} [{scope}]" if scope else f"stage {stage}")
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)", soft_wrap=True)  # one line: grep-able logs
         return fp

@@ -1,7 +1,7 @@
 """The experiment report: ONE self-contained HTML file (figures embedded as SVG; the rewriting sections' as PNG).
 
 Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
-``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``condition_means``,
+``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``shallow_runs``, ``condition_means``,
 ``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
 ``chunks``); the query-rewriting study's sections (report/rewriting.py) follow when its marts hold
 rows; a rewriting experiment's report (:func:`write_rewriting_report`) holds those sections alone. Per-condition
@@ -41,7 +41,7 @@ from ragwh.experiment.report.data import (
     primary_cells,
     primary_embedder_name,
 )
-from ragwh.experiment.report.markup import CSS, experiment_meta, figures_to
+from ragwh.experiment.report.markup import CSS, experiment_meta, figures_to, fmt, html_table, section
 from ragwh.experiment.report.rewriting import NAV as REWRITING_NAV
 from ragwh.experiment.report.rewriting import rewriting_sections
 
@@ -89,6 +89,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
         section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast"), con),
         section_truncation(mart(con, "embedding_truncation")),
         section_exclusions(con, cells),
+        section_shallow(mart(con, "shallow_runs", "ORDER BY corpus, embedder, reranker, condition, metric")),
         section_forest(rows, config.primary.metric),
         section_means(con, cells, metrics, not_run),
         section_dose(means, cells, config.primary.metric,
@@ -106,6 +107,19 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
         sections += rewriting
         nav = nav.replace("</nav>", "".join(f'<a href="#{a}">{t}</a>' for a, t in REWRITING_NAV) + "</nav>")
     return _page(config.name, banner + meta + experiment_meta(con, "chunking") + nav + "".join(sections))
+
+
+def section_shallow(rows: list[dict]) -> str:
+    """Metrics cut deeper than their (imported) run was retrieved (the ``shallow_runs`` mart); nothing when none."""
+    if not rows:
+        return ""
+    what = ("These runs were imported (`ragwh import run`) with rankings shorter than a metric's cutoff. They are "
+            "scored as submitted, trec_eval's convention: a metric cut at N counts only the chunks the run returned, "
+            "so e.g. R@50 of a 2-deep run is its R@2 and is not comparable with a run retrieved 50 deep.")
+    return section("shallow", "Metrics cut deeper than the run", what, html_table(
+        ["corpus", "system", "reranker", "condition", "metric", "cutoff", "run depth", "queries", "shorter than cutoff"],
+        [[fmt(r["corpus"]), fmt(r["embedder"]), fmt(r["reranker"]), fmt(r["condition"]), fmt(r["metric"]),
+          fmt(r["cutoff"]), fmt(r["run_depth"]), fmt(r["n_queries"]), fmt(r["n_short"])] for r in rows]))
 
 
 def _page(name: str, body: str) -> str:
