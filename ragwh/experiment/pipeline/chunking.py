@@ -82,9 +82,11 @@ class Pipeline(StagePipeline):
         elif corpus.loader == "beir":
             from ingest.corpora.beir import load_beir as load
             summary = load(self.con, files[0].parent, corpus=corpus.name, **corpus.options)
-        else:
+        elif corpus.loader == "hotpotqa":
             from ingest.corpora.hotpotqa import load_hotpotqa as load
             summary = load(self.con, files[0], corpus=corpus.name, limit=self.config.limit, **corpus.options)
+        else:  # a loader named in LOADERS without its branch here never runs as another loader
+            raise PipelineError(f"ingest [{corpus.name}]: loader {corpus.loader!r} has no ingest step in this pipeline")
         n_docs, n_queries = self.con.execute(
             "SELECT (SELECT count(*) FROM documents WHERE corpus = $c), (SELECT count(*) FROM queries WHERE corpus = $c)",
             {"c": corpus.name}).fetchone()

@@ -33,7 +33,7 @@ from warehouse.db import replace_where, transaction
 from warehouse.dbt import run_dbt
 from ragwh.experiment.pipeline import outputs as stage_outputs
 from ragwh.experiment.pipeline.outputs import Output
-from ragwh.experiment.pipeline.stages import REPORT_CODE, RunOutcome, StagePipeline
+from ragwh.experiment.pipeline.stages import REPORT_CODE, PipelineError, RunOutcome, StagePipeline
 from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import CODE_ROOT
 
@@ -78,10 +78,12 @@ class RewritingPipeline(StagePipeline):
             from ingest.corpora.enterprise_rag import load_enterprise_rag
 
             load_enterprise_rag(self.con, files[0], extra, corpus=corpus.name)
-        else:
+        elif corpus.loader == "ambignq":
             from ingest.corpora.ambignq import load_ambignq
 
             load_ambignq(self.con, files[0], extra, corpus=corpus.name)
+        else:  # a loader named in LOADERS without its branch here never runs as another loader
+            raise PipelineError(f"ingest [{corpus.name}]: loader {corpus.loader!r} has no ingest step in this pipeline")
         n_docs, n_queries = self.con.execute(
             "SELECT (SELECT count(*) FROM documents WHERE corpus = $c), (SELECT count(*) FROM queries WHERE corpus = $c)",
             {"c": corpus.name}).fetchone()

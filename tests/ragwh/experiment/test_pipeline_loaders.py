@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -84,3 +85,23 @@ def test_beir_hotpotqa_and_wikipedia_run_from_one_config(shared_data, tmp_path, 
     assert second.exit_code == 0, second.output
     assert "nothing changed since the last run" in second.output, second.output
 
+
+
+@pytest.mark.parametrize("study", ["chunking", "rewriting"])
+def test_a_loader_without_an_ingest_step_is_refused_not_run_as_another(study, tmp_path):
+    """The ingest dispatch ended in a bare else: a loader added to a config's LOADERS without its own branch
+    would have run as HotpotQA (chunking) or AmbigNQ (rewriting)."""
+    from types import SimpleNamespace
+
+    from ragwh.experiment.pipeline.stages import PipelineError
+
+    if study == "chunking":
+        from ragwh.experiment.pipeline.chunking import Pipeline
+    else:
+        from ragwh.experiment.pipeline.rewriting import RewritingPipeline as Pipeline
+    pipeline = Pipeline.__new__(Pipeline)  # only the dispatch runs: no warehouse, no stage
+    pipeline.config = SimpleNamespace(limit=None, option_path=lambda corpus, data: None)
+    pipeline.data = None
+    corpus = SimpleNamespace(name="x", loader="new-loader", options={})
+    with pytest.raises(PipelineError, match="loader 'new-loader' has no ingest step"):
+        pipeline._ingest_one(corpus, [tmp_path / "f.json"])
