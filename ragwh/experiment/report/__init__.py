@@ -36,8 +36,8 @@ from ragwh.experiment.report.chunking import (
 from ragwh.experiment.report.data import (
     condition_means,
     contrast_rows,
+    held_metrics,
     mart,
-    metric_names,
     primary_cells,
     primary_embedder_name,
 )
@@ -61,7 +61,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
     not_run = dict(not_run or {})
     rows = contrast_rows(con)
     cells = primary_cells(config, embedder_name)
-    metrics = metric_names(con, config.primary.metric)
+    metrics = held_metrics(con, config.primary.metric)
     means = condition_means(con)
     banner = ('<div class="banner">DEMO NUMBERS, NOT RESULTS. This report was produced from the bundled demo '
               "corpus (five short papers written for this project); it shows what the pipeline produces, and its "

@@ -54,8 +54,9 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return rows
 
 
-def metric_names(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
-    """Metrics in ``condition_means``, the primary metric first, then alphabetical."""
+def held_metrics(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
+    """Metrics held in ``condition_means``, the primary metric first, then alphabetical (the registry's names are
+    :func:`udfs.metrics.registry.metric_names`)."""
     if not relation_exists(con, "condition_means"):
         return []
     names = [r[0] for r in con.execute("SELECT DISTINCT metric FROM condition_means ORDER BY 1").fetchall()]

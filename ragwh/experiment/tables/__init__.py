@@ -78,14 +78,14 @@ def definitions_for(con: duckdb.DuckDBPyConnection, config,
     holds the rewriting marts), a rewriting config's eight; ``not_run`` (condition or contrast -> reason)
     names the pre-registered contrasts Table 1 lacks."""
     from ragwh.experiment.config.rewriting import RewritingConfig
-    from ragwh.experiment.report.data import metric_names, primary_cells, primary_embedder_name
+    from ragwh.experiment.report.data import held_metrics, primary_cells, primary_embedder_name
     from ragwh.experiment.report.rewriting import has_rewriting
     from ragwh.experiment.tables import chunking, rewriting
 
     out: list[tuple[TableDef, Context]] = []
     if not isinstance(config, RewritingConfig):
         cells = primary_cells(config, primary_embedder_name(con, config))
-        ctx = chunking_context(cells, metric_names(con, config.primary.metric) or [config.primary.metric],
+        ctx = chunking_context(cells, held_metrics(con, config.primary.metric) or [config.primary.metric],
                                chunking_label(config), not_run)
         out += [(d, ctx) for d in chunking.definitions(ctx)]
         if not has_rewriting(con):
