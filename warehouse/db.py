@@ -325,10 +325,24 @@ def purge_dangling_runs(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Delete every run that ranks a chunk no longer in ``chunks`` -- the whole run (all its rows,
     keyed by corpus, embedder, reranker, condition), its ``run_manifest`` row (so retrieval recomputes
     it) and, for a first-stage run, its ``routing`` rows. Call inside the :func:`transaction` that
-    removed the chunks. Returns the number of rows deleted per table."""
+    removed the chunks. Returns the number of rows deleted per table. An imported run (``ragwh import run``)
+    is never recomputed, so one among them raises :class:`WarehouseError` (one line naming it) instead, and the
+    caller's transaction leaves the warehouse as it was."""
     con.execute("CREATE OR REPLACE TEMP TABLE _stale_runs AS SELECT DISTINCT corpus, embedder, reranker, condition "
                 "FROM runs WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
     try:
+        imported = con.execute(
+            "SELECT DISTINCT m.embedder, m.corpus, m.condition, json_extract_string(m.system_params, '$.file') "
+            "FROM run_manifest m JOIN _stale_runs s USING (corpus, embedder, reranker, condition) "
+            "WHERE m.system_kind = 'imported' ORDER BY ALL").fetchall()
+        if imported:  # never recomputed: deleting it would lose it (the caller's transaction rolls back)
+            name, corpus, condition, file = imported[0]
+            raise WarehouseError(
+                f"imported run {name!r} ({corpus}, condition {condition}, from {file}) ranks chunks that this change "
+                f"removes{f' (and {len(imported) - 1} more imported runs)' if len(imported) > 1 else ''}: nothing was "
+                "changed; keep the chunking that run was made for, or delete the run first (`ragwh sql --write "
+                f"\"DELETE FROM runs WHERE embedder = '{name}'; DELETE FROM run_manifest WHERE embedder = '{name}'\"`) "
+                "and re-import it over the new chunks")
         deleted = {}
         for table, key in (("runs", "corpus, embedder, reranker, condition"),
                            ("run_manifest", "corpus, embedder, reranker, condition"),

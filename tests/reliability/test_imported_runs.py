@@ -113,3 +113,28 @@ def test_a_single_retrieve_never_writes_over_an_imported_run(clean_demo, copy_of
                            [CONDITION]).fetchone() == before
         assert con.execute("SELECT DISTINCT system_kind FROM run_manifest WHERE condition = ?",
                            [CONDITION]).fetchall() == [("imported",)]
+
+
+def test_re_chunking_never_deletes_an_imported_run(clean_demo, copy_of, tmp_path):
+    """A change that removes chunks deletes the runs ranking them so that retrieval recomputes them; an imported run
+    cannot be recomputed, so the change is refused in one line naming the run and nothing is deleted."""
+    from warehouse.db import WarehouseError, connect, purge_dangling_runs, transaction
+
+    path = copy_of(clean_demo)
+    run = tmp_path / "outside.run"
+    run.write_text("\n".join(run_lines(path)) + "\n", encoding="utf-8")
+    assert ragwh("import", "run", run, "--name", "outside", "--condition", CONDITION, "--warehouse", path).exit_code == 0
+    before = tmp_path / "before.duckdb"
+    before.write_bytes(path.read_bytes())
+    con = connect(path)
+    try:
+        with pytest.raises(WarehouseError) as info:
+            with transaction(con):  # what a re-chunking does: its chunks replaced, then the stale runs purged
+                con.execute("DELETE FROM chunks WHERE chunk_id IN (SELECT chunk_id FROM runs WHERE embedder = 'outside')")
+                purge_dangling_runs(con)
+        assert "\n" not in str(info.value)
+        assert str(info.value).startswith(f"imported run 'outside' (demo, condition {CONDITION}, from {run}) ranks "
+                                          "chunks that this change removes: nothing was changed")
+    finally:
+        con.close()
+    assert warehouse_differences(before, path) == {}
