@@ -76,7 +76,11 @@ def test_an_imported_run_shorter_than_a_cutoff_is_scored_and_flagged(clean_demo,
     the report; the dense runs, retrieved 50 deep, are not listed (a run we retrieve too shallow fails the build)."""
     path = copy_of(clean_demo)
     run = tmp_path / "outside.run"
-    run.write_text("\n".join(run_lines(path, depth=2, queries=3)) + "\n", encoding="utf-8")
+    # one query ranked 12 deep, two 2 deep: the run's depth (its deepest list) passes the @10 cutoffs, two of its
+    # queries do not
+    deep = run_lines(path, depth=12, queries=1)
+    shallow = [line for line in run_lines(path, depth=2, queries=3) if line.split()[0] != deep[0].split()[0]]
+    run.write_text("\n".join(deep + shallow) + "\n", encoding="utf-8")
     assert ragwh("import", "run", run, "--name", "outside", "--condition", CONDITION, "--warehouse", path).exit_code == 0
     report = tmp_path / "report.html"
     result = ragwh("run", "--warehouse", path, "--report", report)
@@ -86,9 +90,10 @@ def test_an_imported_run_shorter_than_a_cutoff_is_scored_and_flagged(clean_demo,
                               "FROM shallow_runs ORDER BY metric").fetchall()
         scored = con.execute("SELECT count(*) FROM condition_means WHERE embedder = 'outside' AND metric = 'R@50'"
                              ).fetchone()[0]
-    assert flagged == [("outside", CONDITION, "R@50", "imported", 50, 2, 3, 3),
-                       ("outside", CONDITION, "cov-nDCG@10", "imported", 10, 2, 3, 3),
-                       ("outside", CONDITION, "nDCG@10", "imported", 10, 2, 3, 3)]
+    assert 10 < len(deep) < 50  # the deep list passes the @10 cutoffs, not R@50 (the demo's A3 has 11 chunks)
+    assert flagged == [("outside", CONDITION, "R@50", "imported", 50, len(deep), 3, 3),
+                       ("outside", CONDITION, "cov-nDCG@10", "imported", 10, len(deep), 3, 2),
+                       ("outside", CONDITION, "nDCG@10", "imported", 10, len(deep), 3, 2)]
     assert scored == 1
     page = report.read_text(encoding="utf-8")
     assert "Metrics cut deeper than the run" in page and "trec_eval" in page
