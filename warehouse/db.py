@@ -50,6 +50,10 @@ def write_failure(path: str | os.PathLike, exc: BaseException) -> WarehouseError
     cause = next((c for needle, c in WRITE_FAILURES.items() if needle in message.lower()), None)
     if cause is None:
         return None
+    named = getattr(exc, "filename", None) or next(iter(re.findall(r'file "([^"]+)"', message)), None)
+    if named and not str(named).startswith(str(path)):  # another file (a report, dbt's target, a spill file)
+        return WarehouseError(f"{named} could not be written ({cause}): free space (or raise the limit) and rerun the "
+                              "same command, which resumes where it stopped")
     return WarehouseError(f"warehouse {path} could not be written ({cause}): what was committed is kept in "
                           f"{path}.wal; free space (or raise the limit) and rerun the same command, which resumes there")
 

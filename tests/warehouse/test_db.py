@@ -254,3 +254,19 @@ def test_a_write_for_want_of_space_names_the_file_and_cause(os_message, cause, t
     assert str(error) == (f"warehouse {path} could not be written ({cause}): what was committed is kept in {path}.wal; "
                           "free space (or raise the limit) and rerun the same command, which resumes there")
     assert write_failure(path, RuntimeError("Binder Error: no such column")) is None
+
+
+def test_a_full_disk_on_another_file_names_that_file_not_the_warehouse(tmp_path):
+    """A report, dbt's target folder or DuckDB's spill file that cannot be written is not the warehouse: the line
+    names the file that failed and says nothing of the warehouse's log."""
+    from warehouse.db import write_failure
+
+    path, report = tmp_path / "w.duckdb", tmp_path / "reports" / "r.html"
+    error = write_failure(path, OSError(28, "No space left on device", str(report)))
+    assert str(error) == (f"{report} could not be written (no space left on device): free space (or raise the limit) "
+                          "and rerun the same command, which resumes where it stopped")
+    spill = tmp_path / ".tmp" / "duckdb_temp_storage-0.tmp"
+    assert str(write_failure(path, RuntimeError(f'Could not write file "{spill}": File too large'))).startswith(
+        f"{spill} could not be written (file size limit)")
+    wal = write_failure(path, RuntimeError(f'Could not write file "{path}.wal": No space left on device'))
+    assert str(wal).startswith(f"warehouse {path} could not be written")

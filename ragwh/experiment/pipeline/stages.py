@@ -239,7 +239,8 @@ class StagePipeline:
             manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
                             manifest.output_digest(self.con, outputs))
         except duckdb.Error as exc:
-            raise PipelineError(f"stage {stage} [{scope}] failed: {write_failure(self.warehouse, exc) or exc}") from None
+            cause = write_failure(self.warehouse, exc) or " ".join(str(exc).split("\n")[0].split())
+            raise PipelineError(f"stage {stage} [{scope}] failed: {cause}") from None
         self.checkpoint(f"stage {stage} [{scope}]" if scope else f"stage {stage}")
         self.outcome.stages.append(StageResult(stage, scope, "ran", seconds, _peak_rss_mb(), detail))
         self.console.print(f"  {label}: {escape(detail)} ({seconds:.1f} s)", soft_wrap=True)  # one line: grep-able logs
