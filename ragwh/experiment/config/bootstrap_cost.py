@@ -5,7 +5,9 @@ every condition mean and contrast (``bootstrap.B``, documents resampled), the re
 (``analysis.bootstrap_b``, queries resampled). A lower bound of the cost, from how that code works:
 
 - memory: a statistic's B replicate means are held at once (8 bytes each) and ``np.percentile`` sorts a
-  copy: at least :data:`BYTES_PER_REPLICATE` x B bytes for each statistic;
+  copy: at least :data:`BYTES_PER_REPLICATE` x B bytes for each statistic; the rewriting study's paired
+  bootstrap also keeps its B x n resampling counts (``udfs/bootstrap.py``, ``_unit_counts``: 2 bytes a count
+  below 65,536 units, else 8), shared by its statistics;
 - time: drawing one unit (a document or a query) into one replicate takes at least :data:`NS_PER_DRAW`
   (measured 10-80 ns on one core), so P statistics over n units take at least B x P x n x 10 ns.
 
@@ -23,20 +25,22 @@ MAX_BYTES = 2 * 1024 ** 3
 MAX_SECONDS = 12 * 3600
 
 
-def estimate(b: int, statistics: int, units: int) -> tuple[float, int]:
-    """(seconds, bytes for one statistic), lower bounds, of bootstrapping ``statistics`` statistics over
-    ``units`` resampled units with ``b`` replicates (module docstring)."""
-    return b * max(statistics, 1) * max(units, 1) * NS_PER_DRAW * 1e-9, b * BYTES_PER_REPLICATE
+def estimate(b: int, statistics: int, units: int, paired: bool = False) -> tuple[float, int]:
+    """(seconds, bytes), lower bounds, of bootstrapping ``statistics`` statistics over ``units`` resampled units
+    with ``b`` replicates (module docstring); ``paired``: the rewriting study's bootstrap, which keeps its counts."""
+    counts = b * max(units, 1) * (2 if units < 2 ** 16 else 8) if paired else 0
+    return b * max(statistics, 1) * max(units, 1) * NS_PER_DRAW * 1e-9, b * BYTES_PER_REPLICATE + counts
 
 
 def too_costly(b: int, statistics: int, units: int, unit_name: str, key: str) -> str | None:
     """None when a bootstrap of ``b`` replicates stays under both ceilings; else what the one-line refusal
-    says after the file and key: the estimate, the ceilings and what to do."""
-    seconds, memory = estimate(b, statistics, units)
+    says after the file and key: the estimate, the ceilings and what to do. Queries as the units: the rewriting
+    study's paired bootstrap (:func:`estimate`)."""
+    seconds, memory = estimate(b, statistics, units, paired=unit_name == "queries")
     if seconds <= MAX_SECONDS and memory <= MAX_BYTES:
         return None
     return (f"{b} replicates would take at least {_duration(seconds)} ({statistics} bootstrapped statistics x "
-            f"{units} {unit_name} x {NS_PER_DRAW} ns a draw) and {_size(memory)} for each statistic; the ceilings "
+            f"{units} {unit_name} x {NS_PER_DRAW} ns a draw) and {_size(memory)} of memory; the ceilings "
             f"are {_duration(MAX_SECONDS)} and {_size(MAX_BYTES)}: lower {key} (10000 resolves a p-value to 1e-4)")
 
 

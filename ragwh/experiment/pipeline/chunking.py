@@ -358,6 +358,7 @@ class Pipeline(StagePipeline):
     def _run_stages(self, runnable: list[str], skipped: dict[str, str]) -> None:
         self.ingest()
         self.queries()
+        self.check_bootstrap()  # with the documents and queries loaded now, before any model or LLM stage
         self.induce()
         self.chunk()
         self.contexts(runnable)
@@ -370,6 +371,5 @@ class Pipeline(StagePipeline):
         self.retrieve(runnable)
         self.bm25(runnable)
         run_fps = [fp for (s, _), fp in sorted(self.fingerprints.items()) if s in ("embed", "retrieve", "rerank", "bm25")]
-        self.check_bootstrap()  # with the queries loaded now
         evaluation_fp = self.dbt_build("evaluation", CONDITION_INPUTS + EVALUATION_INPUTS, [conditions_fp, *run_fps])
         self.report(evaluation_fp)

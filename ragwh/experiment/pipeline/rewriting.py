@@ -245,9 +245,9 @@ class RewritingPipeline(StagePipeline):
 
     def _run_stages(self) -> None:
         self.ingest()
+        self.check_bootstrap()  # with the queries loaded now, before chunking, embedding and the LLM
         self.chunk()
         self.rewrite()
-        self.check_bootstrap()  # with the queries loaded now
         upstream = [fp for (s, _), fp in sorted(self.fingerprints.items())]
         parts = [*upstream, manifest.project_digest()]
         # the reader's funnel rows are its own output, not an input of these marts

@@ -139,7 +139,7 @@ class StagePipeline:
         b, key, statistics, unit, count = bootstrap_plan(self.config)
         corpora = [c.name for c in self.config.corpora]
         units = self.con.execute(count, [corpora]).fetchone()[0]
-        problem = too_costly(b, statistics * len(corpora), units, unit, key) if units else None
+        problem = too_costly(b, statistics, units, unit, key) if units else None  # units summed over the corpora
         if problem:
             raise PipelineError(f"{self.config.source_file}: {key}: {problem}")
 
