@@ -4,9 +4,7 @@ run`` checkpoints after every stage and fails in one line naming the file and th
 recovers what was committed. The child ignores SIGXFSZ, so a write past the limit fails with EFBIG."""
 from __future__ import annotations
 
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,13 +16,13 @@ from warehouse.paths import PROJECT_ROOT
 
 
 def _limited_run(warehouse: Path, report: Path, limit: int) -> subprocess.CompletedProcess:
-    def limit_file_size() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run([sys.executable, "-m", "ragwh.cli", "run", "--warehouse", str(warehouse), "--report",
-                           str(report)], cwd=PROJECT_ROOT, env=subprocess_env(), preexec_fn=limit_file_size,
-                          capture_output=True, text=True, timeout=300)
+    """``ragwh run`` in a child that sets its own file size limit first (no ``preexec_fn``: forking the threaded
+    test process to run Python before exec can deadlock)."""
+    child = ("import resource, runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); sys.argv = ['ragwh', *sys.argv[1:]]; "
+             "runpy.run_module('ragwh.cli', run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", child, "run", "--warehouse", str(warehouse), "--report", str(report)],
+                          cwd=PROJECT_ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=300)
 
 
 def _statuses(warehouse: Path) -> list[str]:
