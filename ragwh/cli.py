@@ -70,6 +70,7 @@ COMMAND_MODULES = [
     "ragwh.commands.generate",
     "ragwh.commands.imports",
     "ragwh.commands.warehouse",
+    "ragwh.commands.labels",
 ]
 
 for _name in COMMAND_MODULES:
