@@ -71,6 +71,7 @@ COMMAND_MODULES = [
     "ragwh.commands.imports",
     "ragwh.commands.warehouse",
     "ragwh.commands.labels",
+    "ragwh.commands.slices",
 ]
 
 for _name in COMMAND_MODULES:

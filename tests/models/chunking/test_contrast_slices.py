@@ -41,9 +41,12 @@ def built(tmp_path_factory):
     extra = ["--target-path", str(tmp / "target")]
     run_dbt("seed", wh, vars=VARS, extra=extra, progress=False)
     run_dbt("build", wh, select="+contrast_slices", vars=VARS, extra=extra, progress=False)
-    con = connect(wh)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("RAGWH_WAREHOUSE", str(wh))
+    con = connect(wh, read_only=True)  # `ragwh slice` opens it read-only beside it
     yield con
     con.close()
+    monkeypatch.undo()
 
 
 def _rows(con, sql, params=()):
@@ -124,3 +127,24 @@ def test_a_user_label_is_a_slice(built):
     n_scored = built.execute("select count(*) from int_contrast_deltas where contrast = 'C3' and metric = 'MRR'").fetchone()[0]
     assert [r["value"] for r in rows] == ["easy", "hard"] and {r["label_origin"] for r in rows} == {"analyst"}
     assert sum(r["n_queries"] for r in rows) == n_scored
+
+
+def test_cli_slice_table_csv_and_forest_plot(built, tmp_path):
+    from typer.testing import CliRunner
+
+    from ragwh.cli import app
+
+    out = CliRunner().invoke(app, ["slice", "--contrast", "C2", "--by", "venue", "--figures", str(tmp_path)],
+                             env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "C2 by venue · cov-nDCG@10" in out.output and "below minimum size: no p" in out.output
+    assert "heterogeneity across venue" in out.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slice-c2-venue-cov-ndcg-10.pdf", "slice-c2-venue-cov-ndcg-10.svg"]
+    csv_out = CliRunner().invoke(app, ["slice", "--contrast", "C2", "--by", "venue", "--metric", "MRR", "--csv",
+                                       "--figures", str(tmp_path)])
+    lines = csv_out.output.strip().splitlines()
+    assert lines[0].startswith("contrast,corpus,embedder") and len(lines) == 1 + 3  # acl, arxiv, workshop
+    missing = CliRunner().invoke(app, ["slice", "--contrast", "C2", "--by", "nothing"])
+    assert missing.exit_code == 1 and "no label 'nothing' for C2" in missing.output
+    unknown = CliRunner().invoke(app, ["slice", "--contrast", "C9", "--by", "venue"])
+    assert unknown.exit_code == 1 and "no contrast 'C9'" in unknown.output
