@@ -3,62 +3,23 @@
 -- seeds/slice_labels.csv and the analysts' of `ragwh label add`). Per (contrast, cell, label, value): the
 -- paired per-query deltas of int_contrast_deltas whose query has that value, their mean, the document-
 -- clustered bootstrap CI and two-sided p (the contrasts' kernel, udfs/bootstrap.py, with their B and seed:
--- settings bootstrap_b, bootstrap_seed), Holm within the (contrast, cell, label) family (udfs/multiple.py).
--- A slice below settings slice_min_queries / slice_min_docs is flagged and gets no p, no Holm p and no place
--- in the family or the heterogeneity test. Per (contrast, cell, label), repeated on each of its rows: does the
+-- settings bootstrap_b, bootstrap_seed), Holm within the (contrast, cell, label) family (udfs/multiple.py);
+-- macros/slices.sql. A slice below settings slice_min_queries / slice_min_docs is flagged and gets no p, no
+-- Holm p and no place in the family or the heterogeneity test. Per (contrast, cell, label), repeated on each of its rows: does the
 -- delta differ between the label's values (udfs/heterogeneity.py: n-weighted between-slice spread, clustered
 -- bootstrap with the null imposed, same B and seed; over the slices that meet the minimum, at least two).
 -- docs/slicing.md says why that test.
 with labelled as (
     select
         d.contrast, d.family, d.corpus, d.embedder, d.control_embedder, d.reranker, d.metric,
-        l.label, l.value, l.origin, d.query_id, d.cluster_id, d.delta
+        l.label, l.value, l.origin, d.query_id, d.cluster_id as doc_id, d.cluster_id as unit, d.delta
     from {{ ref('int_contrast_deltas') }} as d
     inner join {{ ref('int_query_labels') }} as l on l.query_id = d.query_id
 ),
 
-slices as (
-    select
-        contrast, family, corpus, embedder, control_embedder, reranker, metric, label, value,
-        min(origin) as origin,
-        count(*) as n_queries,
-        count(distinct cluster_id) as n_docs,
-        count(*) < {{ setting('slice_min_queries') }} or count(distinct cluster_id) < {{ setting('slice_min_docs') }}
-            as below_min_size,
-        list(delta order by cluster_id, query_id) as deltas,
-        list(cluster_id order by cluster_id, query_id) as clusters
-    from labelled
-    group by contrast, family, corpus, embedder, control_embedder, reranker, metric, label, value
-),
-
-boot as (
-    -- ordered so that slices over the same documents (one label value, every contrast and metric) reach the
-    -- kernel together and share one draw of the resampling counts
-    select * exclude (deltas, clusters),
-        cluster_bootstrap(deltas, clusters, {{ setting('bootstrap_b') }}, {{ setting('bootstrap_seed') }}) as b
-    from (select * from slices order by corpus, label, value, embedder, reranker, contrast, metric)
-),
-
-holm as (
-    {{ holm_by_family('(select *, b.p_value as p from boot where not below_min_size)',
-                      ['contrast', 'family', 'corpus', 'embedder', 'control_embedder', 'reranker', 'metric', 'label'],
-                      ['value'], p_value='p') }}
-),
-
-heterogeneity as (
-    select
-        l.contrast, l.family, l.corpus, l.embedder, l.control_embedder, l.reranker, l.metric, l.label,
-        slice_heterogeneity(list(l.delta order by l.cluster_id, l.query_id),
-                            list(l.cluster_id order by l.cluster_id, l.query_id),
-                            list(l.value order by l.cluster_id, l.query_id),
-                            {{ setting('bootstrap_b') }}, {{ setting('bootstrap_seed') }}) as h
-    from labelled as l
-    inner join boot as s
-        on s.contrast = l.contrast and s.family = l.family and s.corpus = l.corpus and s.embedder = l.embedder
-        and s.control_embedder = l.control_embedder and s.reranker = l.reranker and s.metric = l.metric
-        and s.label = l.label and s.value = l.value and not s.below_min_size
-    group by l.contrast, l.family, l.corpus, l.embedder, l.control_embedder, l.reranker, l.metric, l.label
-    having count(distinct l.value) >= 2
+sliced as (
+    {{ slice_contrasts('labelled', ['contrast', 'family', 'corpus', 'embedder', 'control_embedder', 'reranker', 'metric'],
+                       'cluster', setting('bootstrap_b'), setting('bootstrap_seed'), min_docs=true) }}
 )
 
 select
@@ -79,28 +40,20 @@ select
     s.b.ci_low::double as ci_low,
     s.b.ci_high::double as ci_high,
     case when s.below_min_size then null else s.b.p_value end::double as p_value,
-    h.p_holm::double as p_holm,
-    h.family_size::bigint as holm_family_size,
+    s.p_holm::double as p_holm,
+    s.holm_family_size::bigint as holm_family_size,
     s.below_min_size::boolean as below_min_size,
     case when s.below_min_size then null else s.b.n_far end::bigint as n_far_side,
     {{ setting('bootstrap_b') }}::bigint as n_boot,
     {{ setting('bootstrap_seed') }}::bigint as boot_seed,
     c.mean_delta::double as cell_mean_delta,
     c.n_queries::bigint as cell_n_queries,
-    het.h.statistic::double as heterogeneity_q,
-    het.h.p_value::double as heterogeneity_p,
-    het.h.n_exceed::bigint as heterogeneity_n_exceed,
-    het.h.n_slices::bigint as heterogeneity_n_slices,
+    s.h.statistic::double as heterogeneity_q,
+    s.h.p_value::double as heterogeneity_p,
+    s.h.n_exceed::bigint as heterogeneity_n_exceed,
+    s.h.n_slices::bigint as heterogeneity_n_slices,
     'exploratory'::varchar as analysis
-from boot as s
+from sliced as s
 inner join {{ ref('int_contrast_bootstrap') }} as c
     on c.contrast = s.contrast and c.family = s.family and c.corpus = s.corpus and c.embedder = s.embedder
     and c.control_embedder = s.control_embedder and c.reranker = s.reranker and c.metric = s.metric
-left join holm as h
-    on h.contrast = s.contrast and h.family = s.family and h.corpus = s.corpus and h.embedder = s.embedder
-    and h.control_embedder = s.control_embedder and h.reranker = s.reranker and h.metric = s.metric
-    and h.label = s.label and h.value = s.value
-left join heterogeneity as het
-    on het.contrast = s.contrast and het.family = s.family and het.corpus = s.corpus and het.embedder = s.embedder
-    and het.control_embedder = s.control_embedder and het.reranker = s.reranker and het.metric = s.metric
-    and het.label = s.label
