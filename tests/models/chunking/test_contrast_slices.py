@@ -148,3 +148,26 @@ def test_cli_slice_table_csv_and_forest_plot(built, tmp_path):
     assert missing.exit_code == 1 and "no label 'nothing' for C2" in missing.output
     unknown = CliRunner().invoke(app, ["slice", "--contrast", "C9", "--by", "venue"])
     assert unknown.exit_code == 1 and "no contrast 'C9'" in unknown.output
+
+
+def test_paper_tables_and_report_section(built, tmp_path):
+    from ragwh.experiment.report.slices import section_slices
+    from ragwh.experiment.tables import write_tables
+    from ragwh.experiment.tables.build import Context, build
+    from ragwh.experiment.tables.slices import chunking_definitions
+
+    definitions = {d.name: d for d in chunking_definitions(built)}
+    assert set(definitions) == {f"slices-{label}" for label in ("query_type", "topic_bucket", "doc_length", "venue",
+                                                                  "difficulty")}
+    tables = build(built, definitions["slices-venue"], Context())
+    assert len(tables) == 1 and tables[0].group["metric"] == "cov-nDCG@10"  # the primary cell
+    for fmt in ("latex", "csv", "markdown"):
+        assert write_tables(tables, definitions["slices-venue"], tmp_path, fmt).exists()
+    md = (tmp_path / "slices-venue.md").read_text()
+    assert "Slices by venue (exploratory)" in md and "below minimum size" in md and "heterogeneity p" in md
+    assert "\\begin{table}" in (tmp_path / "slices-venue.tex").read_text()
+    csv_rows = (tmp_path / "slices-venue.csv").read_text().splitlines()
+    assert len(csv_rows) == 1 + 4 * 3  # contrasts x venues
+    html = section_slices(built, "chunking")
+    assert html.count("<details>") == 5 and "<summary>venue</summary>" in html
+    assert html.count("<img") == 5 * 4  # a forest plot per label x contrast
