@@ -1,0 +1,61 @@
+"""Benchmark: what the slice marts add to the evaluation build of a finished experiment.
+
+    .venv/bin/python benchmarks/bench_slices.py WAREHOUSE [--workdir /tmp/bench_slices] [--repeat 2]
+
+WAREHOUSE is a warehouse a chunking ``ragwh run`` built (the CPU experiment on the 255 shared QASPER papers:
+``ragwh run --config experiments/cpu.yml --data ../shared/data``); it is copied, never written. On the copy:
+
+1. ``dbt build --select int_query_labels contrast_slices`` (the two models the slices add to ``tag:evaluation``,
+   with their data tests), with no ``--vars``: the settings the run stored (B = 10,000, its seed), timed in a
+   child process (wall, CPU user + system, peak RSS, per-node times), ``--repeat`` times (analyst labels go
+   through the same models: their cost is the built-in ones' per slice).
+Prints the slice counts (contrasts x cells x labels x values, Holm families, heterogeneity tests). The target
+is the figure ``benchmarks/README.md`` records: <= 15 s added to the evaluation build on 2 cores.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+from dbt_timing import TWO_THREADS, timed_build  # noqa: E402
+
+import duckdb  # noqa: E402
+
+SLICE_NODES = "int_query_labels contrast_slices"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("warehouse", type=Path)
+    ap.add_argument("--workdir", default="/tmp/bench_slices")
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    wh = work / "bench.duckdb"
+    shutil.copyfile(args.warehouse, wh)
+    target = work / "target"
+    for i in range(args.repeat):
+        build = timed_build(["build", "--select", SLICE_NODES], wh, target, env=TWO_THREADS)
+        print(f"run {i + 1}: slice nodes (models + tests) {build.wall_s:.1f} s wall, CPU {build.cpu_s:.1f} s, peak RSS "
+              f"{build.peak_kib / 2**20:.2f} GiB, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print("  nodes: " + build.slowest(12))
+    con = duckdb.connect(str(wh), read_only=True)
+    (n_rows, n_labels, n_cells, n_families, n_tests, n_boot) = con.execute("""
+        SELECT count(*), count(DISTINCT label), count(DISTINCT (contrast, corpus, embedder, control_embedder, reranker, metric)),
+               count(DISTINCT (contrast, corpus, embedder, control_embedder, reranker, metric, label)),
+               count(DISTINCT (contrast, corpus, embedder, control_embedder, reranker, metric, label))
+                   FILTER (WHERE heterogeneity_p IS NOT NULL), max(n_boot)
+        FROM contrast_slices""").fetchone()
+    labels = con.execute("SELECT label, count(DISTINCT value) FROM contrast_slices GROUP BY 1 ORDER BY 1").fetchall()
+    con.close()
+    print(f"contrast_slices: {n_rows:,} slices (B = {n_boot:,}) over {n_cells} contrast x cells, {n_labels} labels "
+          f"({', '.join(f'{l}: {n} values' for l, n in labels)}); {n_families} Holm families, {n_tests} heterogeneity tests")
+
+
+if __name__ == "__main__":
+    main()
