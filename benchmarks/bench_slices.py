@@ -8,7 +8,10 @@ WAREHOUSE is a warehouse a chunking ``ragwh run`` built (the CPU experiment on t
 1. ``dbt build --select int_query_labels contrast_slices`` (the two models the slices add to ``tag:evaluation``,
    with their data tests), with no ``--vars``: the settings the run stored (B = 10,000, its seed), timed in a
    child process (wall, CPU user + system, peak RSS, per-node times), ``--repeat`` times (analyst labels go
-   through the same models: their cost is the built-in ones' per slice).
+   through the same models: their cost is the built-in ones' per slice);
+2. the whole evaluation build back to back without and with them (``dbt build --select tag:evaluation
+   --exclude int_query_labels contrast_slices``, then ``--select tag:evaluation``), ``--repeat`` times
+   alternating: the difference is what the slices add to the build, other nodes running beside them included.
 Prints the slice counts (contrasts x cells x labels x values, Holm families, heterogeneity tests). The target
 is the figure ``benchmarks/README.md`` records: <= 15 s added to the evaluation build on 2 cores.
 """
@@ -44,6 +47,12 @@ def main() -> None:
         print(f"run {i + 1}: slice nodes (models + tests) {build.wall_s:.1f} s wall, CPU {build.cpu_s:.1f} s, peak RSS "
               f"{build.peak_kib / 2**20:.2f} GiB, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print("  nodes: " + build.slowest(12))
+    for i in range(args.repeat):
+        without = timed_build(["build", "--select", "tag:evaluation", "--exclude", SLICE_NODES], wh, target, env=TWO_THREADS)
+        with_ = timed_build(["build", "--select", "tag:evaluation"], wh, target, env=TWO_THREADS)
+        print(f"evaluation build {i + 1}: without the slices {without.wall_s:.1f} s wall (CPU {without.cpu_s:.1f} s), "
+              f"with them {with_.wall_s:.1f} s (CPU {with_.cpu_s:.1f} s): +{with_.wall_s - without.wall_s:.1f} s wall, "
+              f"+{with_.cpu_s - without.cpu_s:.1f} CPU-s; load average {os.getloadavg()[0]:.1f}")
     con = duckdb.connect(str(wh), read_only=True)
     (n_rows, n_labels, n_cells, n_families, n_tests, n_boot) = con.execute("""
         SELECT count(*), count(DISTINCT label), count(DISTINCT (contrast, corpus, embedder, control_embedder, reranker, metric)),

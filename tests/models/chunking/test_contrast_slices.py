@@ -41,6 +41,16 @@ def built(tmp_path_factory):
     extra = ["--target-path", str(tmp / "target")]
     run_dbt("seed", wh, vars=VARS, extra=extra, progress=False)
     run_dbt("build", wh, select="+contrast_slices", vars=VARS, extra=extra, progress=False)
+    # known answers after the fact: a label planted on C2's cov-nDCG@10 deltas (their sign: heterogeneity certain)
+    # and one that ignores them (every other query: none expected), then only the label and slice models rebuilt
+    con = connect(wh)
+    deltas = con.execute("select query_id, delta from int_contrast_deltas where contrast = 'C2' "
+                         "and metric = 'cov-nDCG@10' order by query_id").fetchall()
+    (tmp / "planted.csv").write_text("query_id,planted,alternate\n" + "".join(
+        f"{q},{'up' if d > 0 else 'down'},{'a' if i % 2 else 'b'}\n" for i, (q, d) in enumerate(deltas)))
+    add_labels(con, tmp / "planted.csv", "queries")
+    con.close()
+    run_dbt("build", wh, select="int_query_labels contrast_slices", vars=VARS, extra=extra, progress=False)
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("RAGWH_WAREHOUSE", str(wh))
     con = connect(wh, read_only=True)  # `ragwh slice` opens it read-only beside it
@@ -73,7 +83,8 @@ def test_every_preregistered_contrast_by_every_builtin_label(built):
     builtin = {r["label"] for r in _rows(built, "select label from slice_labels")}
     present = {r["label"] for r in _rows(built, "select distinct label from int_query_labels where origin <> 'analyst'")}
     assert present == {"query_type", "topic_bucket", "doc_length"} <= builtin  # no gold tree in the synthetic corpus
-    assert got == {(c, label) for c in ("C1", "C2", "C3", "C4") for label in present | {"venue", "difficulty"}}
+    assert got == {(c, label) for c in ("C1", "C2", "C3", "C4")
+                   for label in present | {"venue", "difficulty", "planted", "alternate"}}
     assert {r["analysis"] for r in _rows(built, "select distinct analysis from contrast_slices")} == {"exploratory"}
 
 
@@ -158,7 +169,7 @@ def test_paper_tables_and_report_section(built, tmp_path):
 
     definitions = {d.name: d for d in chunking_definitions(built)}
     assert set(definitions) == {f"slices-{label}" for label in ("query_type", "topic_bucket", "doc_length", "venue",
-                                                                  "difficulty")}
+                                                                  "difficulty", "planted", "alternate")}
     tables = build(built, definitions["slices-venue"], Context())
     assert len(tables) == 1 and tables[0].group["metric"] == "cov-nDCG@10"  # the primary cell
     for fmt in ("latex", "csv", "markdown"):
@@ -169,5 +180,18 @@ def test_paper_tables_and_report_section(built, tmp_path):
     csv_rows = (tmp_path / "slices-venue.csv").read_text().splitlines()
     assert len(csv_rows) == 1 + 4 * 3  # contrasts x venues
     html = section_slices(built, "chunking")
-    assert html.count("<details>") == 5 and "<summary>venue</summary>" in html
-    assert html.count("<img") == 5 * 4  # a forest plot per label x contrast
+    assert html.count("<details>") == 7 and "<summary>venue</summary>" in html
+    assert html.count("<img") == 7 * 4  # a forest plot per label x contrast
+
+
+def test_heterogeneity_known_answers_in_the_mart(built):
+    """A label planted on the deltas' sign splits them: heterogeneity detected (no replicate reaches Q); a label
+    that ignores them (alternate queries) shows none."""
+    planted = _rows(built, "select * from contrast_slices where contrast = 'C2' and metric = 'cov-nDCG@10' "
+                           "and label = 'planted' order by value")
+    assert [r["value"] for r in planted] == ["down", "up"]
+    assert planted[0]["mean_delta"] < 0 < planted[1]["mean_delta"]
+    assert {r["heterogeneity_p"] for r in planted} == {0.0} and {r["heterogeneity_n_slices"] for r in planted} == {2}
+    alternate = _rows(built, "select distinct heterogeneity_p from contrast_slices where contrast = 'C2' "
+                             "and metric = 'cov-nDCG@10' and label = 'alternate'")
+    assert len(alternate) == 1 and alternate[0]["heterogeneity_p"] > 0.05
