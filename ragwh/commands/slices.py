@@ -15,7 +15,7 @@ from rich.table import Table
 
 def slice_command(
     contrast: str = typer.Option(..., "--contrast", help="C1-C4 or a declared contrast (chunking); a strategy, an "
-                                 "ensemble name such as 'S1+Q2D' or 'router' (rewriting)"),
+                                 "ensemble such as 'S1+Q2D' or the router 'router:Q2D' (rewriting)"),
     by: str = typer.Option(..., "--by", help="the label: query_type, topic_bucket, doc_length, ... or an analyst's"),
     metric: Optional[str] = typer.Option(None, "--metric", help="metric (default: the primary cell's)"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="only this corpus"),
@@ -25,7 +25,7 @@ def slice_command(
     figures: Optional[Path] = typer.Option(None, "--figures", help="where the forest plots go (default reports/slices)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
 ) -> None:
-    """Print the slice table of a contrast by a label (exploratory: mean Δ, document-clustered 95% CI, p, Holm p
+    """Print the slice table of a contrast by a label (exploratory: mean Δ, the study's bootstrap 95% CI, p, Holm p
     within the label's slices, the minimum-size flag, the heterogeneity test) and write its forest plot."""
     import matplotlib
 
