@@ -24,7 +24,7 @@ with slice_lists as (
     group by {{ by }}, label, value
 ),
 
-slice_boot as (
+slice_boot as materialized (
     -- ordered so that slices over the same units (one label value, every contrast and metric) reach the kernel
     -- together and share one draw of the resampling counts
     select * exclude (deltas, units),
