@@ -1,5 +1,6 @@
--- Exploratory: mean paired delta of each contrast per query type in the primary cell (no inference:
--- the clustered bootstrap is run on the whole cell only; read this as a description).
+-- Exploratory: mean paired delta of each contrast per query type in the primary cell, as a description. The
+-- same slices WITH their uncertainty (clustered bootstrap CI, p, Holm, heterogeneity test) and by any other
+-- label are in the mart contrast_slices (`ragwh slice --contrast C2 --by query_type`; docs/slicing.md).
 -- The primary cell is the warehouse's (settings primary_*; a bare model name matches its stored
 -- precision variant, e.g. all-MiniLM-L6-v2 -> all-MiniLM-L6-v2@bf16: macro stored_model).
 select

@@ -100,6 +100,8 @@ COMMAND_MODULES = [
     "ragwh.commands.imports",
     "ragwh.commands.warehouse",
     "ragwh.commands.debug",
+    "ragwh.commands.labels",
+    "ragwh.commands.slices",
 ]
 
 for _name in COMMAND_MODULES:

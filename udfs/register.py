@@ -15,6 +15,8 @@ SQL name -> kernel
     doc_hit(run_rel, k), doc_recall(run_rel, qrels_rel, k), doc_ndcg(run_rel, qrels_rel, k),
     doc_mrr(run_rel, k)                                            udfs.metrics.doc_level
     cluster_bootstrap(values, clusters, n_boot, seed) -> STRUCT    udfs.bootstrap.cluster_bootstrap_many
+    slice_heterogeneity(values, clusters, groups, n_boot, seed) -> STRUCT
+                                                                   udfs.heterogeneity.slice_heterogeneity
     holm_adjust(p_values) -> DOUBLE[]                              udfs.multiple.holm_families
     cohens_dz(deltas)                                              udfs.effects.cohens_dz_rows
     mde(se)                                                        udfs.effects.mde (alpha .05, power .8)
@@ -34,6 +36,7 @@ from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from udfs.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
 from udfs.effects import cohens_dz_rows, mde
+from udfs.heterogeneity import slice_heterogeneity
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
@@ -147,6 +150,28 @@ def _paired_bootstrap(values, n_boot, seed):
     return _bootstrap_struct(paired_bootstrap_many(rows, _const(n_boot, "n_boot"), _const(seed, "seed")))
 
 
+_HETEROGENEITY_FIELDS = (("statistic", pa.float64()), ("p_value", pa.float64()), ("n_exceed", pa.int64()),
+                         ("n_slices", pa.int64()))
+
+
+def _list_rows(arr) -> list[np.ndarray]:
+    """The rows of an Arrow list array (any element type) as object / number arrays."""
+    a = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    flat = np.asarray(a.flatten().to_numpy(zero_copy_only=False))
+    offsets = np.asarray(a.offsets, dtype=np.int64) - int(a.offsets[0].as_py())
+    return [flat[offsets[i]:offsets[i + 1]] for i in range(len(a))]
+
+
+def _heterogeneity(values, clusters, groups, n_boot, seed):
+    if not len(n_boot):
+        return pa.array([], type=pa.struct(list(_HETEROGENEITY_FIELDS)))
+    b, s = _const(n_boot, "n_boot"), _const(seed, "seed")
+    res = [slice_heterogeneity(v, c, g, b, s)
+           for v, c, g in zip(_list_rows(values), _list_rows(clusters), _list_rows(groups))]
+    return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _HETEROGENEITY_FIELDS],
+                                      names=[f for f, _ in _HETEROGENEITY_FIELDS])
+
+
 def _strings(arr) -> list:
     a = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     return a.to_pylist()
@@ -186,6 +211,9 @@ UDFS: dict[str, tuple[Callable, list, object]] = {
     "doc_mrr": (_doc_mrr, [_DOUBLES, BIGINT], DOUBLE),
     "cluster_bootstrap": (_bootstrap, [_DOUBLES, duckdb.list_type(VARCHAR), BIGINT, BIGINT], _BOOTSTRAP),
     "holm_adjust": (_holm, [_DOUBLES], _DOUBLES),
+    "slice_heterogeneity": (_heterogeneity, [_DOUBLES, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR), BIGINT, BIGINT],
+                            duckdb.struct_type({"statistic": DOUBLE, "p_value": DOUBLE, "n_exceed": BIGINT,
+                                                "n_slices": BIGINT})),
     "cohens_dz": (_cohens_dz, [_DOUBLES], DOUBLE),
     "mde": (_mde, [DOUBLE], DOUBLE),
     # query-rewriting study (arXiv 2609.05637)

@@ -72,6 +72,13 @@ TABLES: dict[str, str] = {
         corpus VARCHAR NOT NULL,
         key VARCHAR NOT NULL,           -- e.g. 'sampling_seed', 'bucket_cap', 'bucket_size:biography'
         value VARCHAR NOT NULL""",
+    "labels": """
+        entity VARCHAR NOT NULL,        -- 'queries' | 'documents': what id names
+        id VARCHAR NOT NULL,            -- a queries.query_id or documents.doc_id
+        label VARCHAR NOT NULL,         -- e.g. 'difficulty' (never a built-in label's name: seeds/slice_labels.csv)
+        value VARCHAR NOT NULL,         -- text; a contrast is sliced by it (marts contrast_slices, rewrite_slices)
+        origin VARCHAR NOT NULL,        -- 'analyst' (ragwh label add) | 'loader' (a label a corpus loader knows)
+        source_file VARCHAR NOT NULL    -- the CSV (analyst) or corpus file (loader) it came from""",
     # --- chunking and prefixes --------------------------------------------------------------
     "chunks": """
         chunkset VARCHAR NOT NULL,      -- 'fixed' | 'structural:<structure>' | 'doc' | 'sentence:<tokens>/<overlap>' (overlapping)
@@ -282,8 +289,8 @@ TABLES: dict[str, str] = {
 #: Version of the layout above. Bump it when a loaded table changes; `ragwh upgrade` brings an older
 #: warehouse to it (additive changes) and every other command refuses an older one (warehouse/identity.py).
 #: 1: before the warehouse recorded a version (no experiments / experiment_settings / warehouse_meta);
-#: 2: the experiment identity tables.
-SCHEMA_VERSION = 2
+#: 2: the experiment identity tables; 3: labels (slicing a contrast by any label).
+SCHEMA_VERSION = 3
 #: Tables that describe the warehouse rather than hold loaded data (a run that failed before loading
 #: anything leaves no warehouse file even though it wrote them).
 BOOKKEEPING = ("experiments", "experiment_settings", "warehouse_meta")

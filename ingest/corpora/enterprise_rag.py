@@ -25,7 +25,8 @@ an expected document the corpus lacks is counted (``erb_qrels`` ``missing_doc``)
 question none of whose documents is present is not loaded (``no_judged_document``); ``gold_answer`` is
 the query's gold answer (``query_answers``; funnel ``erb_answers``: a missing or blank one is counted
 ``no_gold_answer``, one that is not a string -- a number, a list -- is ``not_a_string`` and quarantined, and
-the query is loaded without an answer). ``query_type`` = ``question_type``. A load that would leave no
+the query is loaded without an answer). ``query_type`` = ``question_type``; table labels ``erb_source`` = its
+``source_types`` (sorted, joined by ``+``), where given. A load that would leave no
 document or no query is refused before anything is written (the corpus keeps what it had).
 """
 from __future__ import annotations
@@ -148,6 +149,9 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
             built.count("erb_questions", "no_judged_document")
             continue
         query_id = built.add_query(qid, rec["question"], rec["question_type"])
+        sources = rec.get("source_types")
+        if isinstance(sources, list) and sources and all(isinstance(x, str) and x.strip() for x in sources):
+            built.add_label(query_id, "erb_source", "+".join(sorted({x.strip() for x in sources})), str(questions))
         for dsid in judged:
             built.add_qrel(query_id, f"{corpus}/{dsid}", 1)
         answer = rec.get("gold_answer")

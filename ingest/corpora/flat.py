@@ -32,6 +32,7 @@ class FlatCorpus:
     queries: list[dict] = dataclasses.field(default_factory=list)
     qrels: list[dict] = dataclasses.field(default_factory=list)
     answers: list[dict] = dataclasses.field(default_factory=list)
+    labels: list[dict] = dataclasses.field(default_factory=list)
     quarantine: list[dict] = dataclasses.field(default_factory=list)
     meta: dict[str, str] = dataclasses.field(default_factory=dict)
     funnel: dict[str, Counter] = dataclasses.field(default_factory=dict)
@@ -62,13 +63,19 @@ class FlatCorpus:
         """Gold answer strings of a query (aliases in order, ``answer_idx`` 0-based)."""
         self.answers.extend({"query_id": query_id, "answer_idx": i, "answer": a} for i, a in enumerate(answers))
 
+    def add_label(self, query_id: str, label: str, value: str, source_file: str) -> None:
+        """A label the loader knows about a query (table labels, origin 'loader'; the name is a row of
+        seeds/slice_labels.csv): contrasts are sliced by it (marts contrast_slices, rewrite_slices)."""
+        self.labels.append({"entity": "queries", "id": query_id, "label": label, "value": value, "origin": "loader",
+                            "source_file": source_file})
+
     def quarantine_record(self, source_file: str, record_id: str, stage: str, reason: str) -> None:
         self.quarantine.append({"corpus": self.corpus, "source_file": source_file, "record_id": record_id,
                                 "stage": stage, "reason": reason})
 
 
 _SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
-    'documents', 'paragraphs', 'queries', 'qrels', 'quarantine', 'query_answers')}
+    'documents', 'paragraphs', 'queries', 'qrels', 'quarantine', 'query_answers', 'labels')}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -76,7 +83,8 @@ def _table(name: str, rows: list[dict]) -> pa.Table:
 
 
 def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict:
-    """Replace the corpus's documents, paragraphs, queries, qrels, gold answers, evidence (none), its
+    """Replace the corpus's documents, paragraphs, queries, qrels, gold answers, evidence (none), the labels
+    its loader knows (origin 'loader'), its
     funnel and quarantine stages and meta keys in one transaction; return the row counts and the funnel.
     Refused (:func:`ingest.errors.no_documents` / :func:`ingest.errors.no_queries`, nothing written) when
     no document or no query is left."""
@@ -101,6 +109,8 @@ def write_flat_corpus(con: duckdb.DuckDBPyConnection, built: FlatCorpus) -> dict
         replace_where(con, "qrels", "starts_with(query_id, ?)", [prefix], _table("qrels", built.qrels))
         replace_where(con, "query_answers", "starts_with(query_id, ?)", [prefix],
                       _table("query_answers", built.answers))
+        replace_where(con, "labels", "origin = 'loader' AND entity = 'queries' AND starts_with(id, ?)", [prefix],
+                      _table("labels", built.labels))
         replace_where(con, "queries", "corpus = ?", [corpus], _table("queries", built.queries))
         replace_where(con, "documents", "corpus = ?", [corpus], _table("documents", built.documents))
         replace_where(con, "funnel", f"corpus = ? AND stage IN ({stage_params})", [corpus, *stages], funnel)

@@ -12,8 +12,8 @@ body is ``"".join(sentences).strip()`` (HotpotQA sentences carry their own leadi
 title with the same body across questions is one document (``duplicate``); the same title with a
 *different* body keeps the first body in file order and quarantines the later one
 (``conflicting_title``, its question's qrels still point at the title's document). Each question is
-a query (``query_type`` = its ``type``); its distinct supporting-fact titles are its qrels with
-relevance 1.
+a query (``query_type`` = its ``type``; table labels ``hotpotqa_level`` = its ``level``, easy / medium /
+hard, where given); its distinct supporting-fact titles are its qrels with relevance 1.
 
 Funnel stages: ``hotpotqa_questions`` (input, beyond_limit, empty_question [quarantined: a blank
 question is not loaded, nor its paragraphs], kept), ``hotpotqa_paragraphs`` (input, duplicate,
@@ -111,6 +111,8 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
                                         "same title as an earlier paragraph with a different text; the first is kept")
         query_id = built.add_query(rec["_id"], rec["question"], rec["type"])
         built.add_answers(query_id, [rec["answer"]])
+        if isinstance(rec.get("level"), str) and rec["level"].strip():
+            built.add_label(query_id, "hotpotqa_level", rec["level"].strip(), str(path))
         built.count("hotpotqa_questions", "kept")
         for title in sorted({f[0] for f in rec["supporting_facts"]}):
             if title not in bodies:

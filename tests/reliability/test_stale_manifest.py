@@ -53,9 +53,10 @@ def test_a_corpus_loaded_by_hand_does_not_leak_into_the_run(clean_demo, copy_of,
         con.close()
     # what differs: the rows the hand load wrote, the two dbt stages' recorded inputs (the warehouse
     # changed, so dbt rebuilt), and int_eval_queries, the dbt model listing every loaded query with why it
-    # is not scored (the mini queries: no runs)
+    # is not scored (the mini queries: no runs), and int_query_labels, every loaded query's labels
     assert set(warehouse_differences(clean_demo, warehouse)) == {
-        "documents", "paragraphs", "queries", "qrels", "funnel", "corpus_meta", "stage_manifest", "int_eval_queries"}
+        "documents", "paragraphs", "queries", "qrels", "funnel", "corpus_meta", "stage_manifest", "int_eval_queries",
+        "int_query_labels"}
 
 
 def test_no_op_rerun_skips_every_stage(clean_demo, copy_of, tmp_path):

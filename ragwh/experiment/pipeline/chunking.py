@@ -46,7 +46,7 @@ from warehouse.paths import CODE_ROOT
 CONDITION_INPUTS = ("documents", "paragraphs", "sections", "queries", "evidence", "qrels", "chunks",
                     "chunkset_docs", "chunk_prefixes", "placebo_paths")
 #: Additional loaded tables the evaluation models read.
-EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log", "text_tokens")
+EVALUATION_INPUTS = ("runs", "routing", "funnel", "quarantine", "corpus_meta", "induction_log", "text_tokens", "labels")
 #: Loaders whose documents have gold heading trees (the ones structure induction runs on).
 STRUCTURED_LOADERS = ("qasper", "wikipedia")
 DEMO_BANNER = ("DEMO NUMBERS, NOT RESULTS: this is the bundled demo corpus (5 short papers written for this "

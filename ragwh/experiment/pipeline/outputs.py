@@ -15,7 +15,7 @@ from ingest.retrieval.embed import QUERY_HASH_PREFIX
 #: Tables ``dbt build +tag:evaluation`` builds from models/marts/chunking .
 EVALUATION_MARTS = ("query_metrics", "condition_means", "metric_cuts", "contrasts", "contrast_pairing", "contrast_mde",
                     "primary_contrasts", "evaluation_exclusions", "dose_response", "section_recall_summary",
-                    "shallow_runs")
+                    "shallow_runs", "contrast_slices")
 #: Loaders whose queries come from a later stage (``queries``), not from the loader.
 GENERATED_QUERY_LOADERS = ("wikipedia",)
 

@@ -38,7 +38,7 @@ from ragwh.experiment.config.rewriting import RewritingConfig
 from warehouse.paths import CODE_ROOT
 
 REWRITING_INPUTS = ("documents", "queries", "qrels", "query_answers", "chunks", "chunk_prefixes", "rewrites",
-                    "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine")
+                    "rewrite_text_runs", "rewrite_runs", "funnel", "quarantine", "labels")
 CODE_GLOBS = ("ingest/rewriting/*.py", "ingest/llm/prompts/rewrite_*.txt", "ingest/chunking/sentence_windows.py",
               "seeds/rewrite_strategies.csv")
 #: the code the sentence windows come from (sentence splitting, token counting, titles, documents read)

@@ -2,7 +2,7 @@
 
 Everything is read from the warehouse: the evaluation marts (``contrasts``, ``primary_contrasts``,
 ``embedding_truncation``, ``condition_index``, ``evaluation_exclusions``, ``shallow_runs``, ``condition_means``,
-``metric_cuts``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
+``metric_cuts``, ``contrast_slices``, ``dose_response``, ``section_recall_summary``) and the loaded tables (``funnel``,
 ``chunks``); the query-rewriting study's sections (report/rewriting.py) follow when its marts hold
 rows; a rewriting experiment's report (:func:`write_rewriting_report`) holds those sections alone. Per-condition
 means are unweighted means over queries with their 95% document-clustered bootstrap intervals (the
@@ -44,6 +44,7 @@ from ragwh.experiment.report.data import (
 from ragwh.experiment.report.markup import CSS, experiment_meta, figures_to, fmt, html_table, section
 from ragwh.experiment.report.rewriting import NAV as REWRITING_NAV
 from ragwh.experiment.report.rewriting import rewriting_sections
+from ragwh.experiment.report.slices import section_slices
 
 
 def render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, embedder_name: str,
@@ -83,7 +84,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
             f"{html.escape(config.primary.metric)} × {html.escape(embedder_name)} × reranker {html.escape(config.primary.reranker)}</p>")
     nav = "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in (
         ("contrasts", "contrasts"), ("truncation", "truncation"), ("exclusions", "exclusions"), ("forest", "forest plot"), ("means", "means"), ("dose", "dose-response"),
-        ("cuts", "cuts"), ("budget", "token budget"), ("routing", "section recall"), ("funnel", "funnel"),
+        ("cuts", "cuts"), ("slices", "slices"), ("budget", "token budget"), ("routing", "section recall"), ("funnel", "funnel"),
         ("sizes", "size matching"), ("notrun", "not run"))) + "</nav>"
     sections = [
         section_contrasts(rows, config, not_run, mart(con, "primary_contrasts", "ORDER BY corpus, contrast"), con),
@@ -95,6 +96,7 @@ def _render_report(con: duckdb.DuckDBPyConnection, config: ExperimentConfig, emb
         section_dose(means, cells, config.primary.metric,
                      mart(con, "dose_response", "ORDER BY corpus, embedder, reranker, family")),
         section_cuts(con, cells, config.primary.metric),
+        section_slices(con, "chunking"),
         section_budget(means, cells),
         section_routing(con),
         section_funnel(con, [c.name for c in config.corpora]),

@@ -141,6 +141,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
 h3{font-size:1em;margin:1.2em 0 .4em} table{border-collapse:collapse;margin:.5em 0;font-size:.86em}
+details{margin:.4em 0} details>summary{cursor:pointer;font-weight:600}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left} th{background:#f3f3f3} td.num{text-align:right}
 tr.primary td{background:#fdf2e9;font-weight:600} .what{color:#444;font-style:italic}
 .notrun{color:#a04000} .banner{background:#fff3cd;border:2px solid #e0a800;padding:.8em 1em;font-weight:700;margin:1em 0}

@@ -18,6 +18,7 @@ import duckdb
 from ingest.llm.local_models import is_tiny_model
 from ragwh.experiment.report.data import fetch_rows, mart, relation_exists
 from ragwh.experiment.report.markup import figure_name, fmt, fmt_p, html_table, not_run_note, png, section
+from ragwh.experiment.report.slices import section_slices
 from udfs.metrics.registry import metric_names
 
 PRIMARY = "HIT@10"
@@ -27,7 +28,7 @@ RULE_NAMES = {"max": "max-score union", "rrf": "RRF (k = 60)", "combsum": "CombS
 NAV = (("rw-tables", "rewriting: paper tables"), ("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"),
        ("rw-budget", "budget controls"),
        ("rw-router", "router"), ("rw-complementarity", "complementarity"), ("rw-pareto", "cost / accuracy"),
-       ("rw-types", "question types"), ("rw-answers", "answer quality"))
+       ("rw-types", "question types"), ("rw-slices", "slices"), ("rw-answers", "answer quality"))
 SCOPES = {"seed": "seed {seed} (the paper's post-hoc scope)", "pooled": "pooled over seeds"}
 
 
@@ -45,7 +46,8 @@ def rewriting_sections(con: duckdb.DuckDBPyConnection) -> list[str]:
     matplotlib.use("Agg")
     label = _tiny_model_label(con)
     return [section_paper_tables(con), section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
-            section_complementarity(con), section_pareto(con), section_types(con), section_answers(con)]
+            section_complementarity(con), section_pareto(con), section_types(con), section_slices(con, "rewriting"),
+            section_answers(con)]
 
 
 def section_paper_tables(con: duckdb.DuckDBPyConnection) -> str:

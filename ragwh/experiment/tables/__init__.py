@@ -4,7 +4,8 @@ The chunking study (arXiv 2610.10170): Table 1 (the primary cell's pre-registere
 (per-condition means with 95% document-clustered intervals, metrics as columns), :mod:`.chunking`. The
 query-rewriting study (arXiv 2609.05637), in the paper's numbering: solo strategies (Table 3: mean ± sd over
 seeds, marks against S1, bold best), oracle union (4), ensembles (5), router (6), budget-matched controls
-(11), tau sweep (12), router helpers (13), answer quality (14), :mod:`.rewriting`.
+(11), tau sweep (12), router helpers (13), answer quality (14), :mod:`.rewriting`. Both studies: one slices table
+per label (exploratory; marts contrast_slices, rewrite_slices), :mod:`.slices`.
 One definition per table (:mod:`.spec`), one renderer per format (:mod:`.render`); the HTML report
 renders every table from the same definitions, so the report and the paper show the same
 numbers. Files: ``<table>.tex`` (a ``table`` float each group; ``tables.tex`` is a document that
@@ -80,18 +81,18 @@ def definitions_for(con: duckdb.DuckDBPyConnection, config,
     from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.report.data import held_metrics, primary_cells, primary_embedder_name
     from ragwh.experiment.report.rewriting import has_rewriting
-    from ragwh.experiment.tables import chunking, rewriting
+    from ragwh.experiment.tables import chunking, rewriting, slices
 
     out: list[tuple[TableDef, Context]] = []
     if not isinstance(config, RewritingConfig):
         cells = primary_cells(config, primary_embedder_name(con, config))
         ctx = chunking_context(cells, held_metrics(con, config.primary.metric) or [config.primary.metric],
                                chunking_label(config), not_run)
-        out += [(d, ctx) for d in chunking.definitions(ctx)]
+        out += [(d, ctx) for d in chunking.definitions(ctx) + slices.chunking_definitions(con)]
         if not has_rewriting(con):
             return out
     ctx = Context(label=rewriting_label(con, config if isinstance(config, RewritingConfig) else None))
-    return out + [(d, ctx) for d in rewriting.DEFINITIONS]
+    return out + [(d, ctx) for d in [*rewriting.DEFINITIONS, *slices.rewriting_definitions(con)]]
 
 
 def write_tables(tables: list[Rendered], definition: TableDef, out: Path, fmt: str) -> Path:

@@ -60,6 +60,10 @@ def test_shared_questions_over_a_small_corpus(con, shared_data, tmp_path):
     assert q1 == [(questions[0]["question"], questions[0]["question_type"], questions[0]["gold_answer"])]
     assert con.execute("SELECT doc_id FROM qrels WHERE query_id = 'enterprise_rag/qst_0001'").fetchall() == [
         (f"enterprise_rag/{gold[0]}",)]
+    # the question's source types: a label the loader knows (contrasts are sliced by it)
+    assert con.execute("SELECT value, origin FROM labels WHERE label = 'erb_source' AND id = 'enterprise_rag/qst_0001'"
+                       ).fetchall() == [("+".join(sorted(set(questions[0]["source_types"]))), "loader")]
+    assert con.execute("SELECT count(*) FROM labels").fetchone()[0] == summary["queries"]
 
 
 def test_missing_corpus_is_refused_and_changes_nothing(con, shared_data):

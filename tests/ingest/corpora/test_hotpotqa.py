@@ -48,6 +48,10 @@ def test_tiny_file(con, tmp_path):
     assert sorted(r[0] for r in con.execute("SELECT record_id FROM quarantine").fetchall()) == [
         "Blank (question a2)", "Noise (question a2)"]
     assert con.execute("SELECT * FROM query_answers ORDER BY 1").fetchall() == [("hotpotqa/a1", 0, "a"), ("hotpotqa/a2", 0, "a")]
+    # the question's level: a label the loader knows (contrasts are sliced by it)
+    assert con.execute("SELECT entity, id, label, value, origin FROM labels ORDER BY id").fetchall() == [
+        ("queries", "hotpotqa/a1", "hotpotqa_level", "hard", "loader"),
+        ("queries", "hotpotqa/a2", "hotpotqa_level", "hard", "loader")]
     limited = load_hotpotqa(con, path, limit=1)
     assert (limited["documents"], limited["queries"], limited["funnel"]["hotpotqa_questions"]["beyond_limit"]) == (3, 1, 1)
 

@@ -13,7 +13,8 @@ from warehouse.dbt import DbtError
 MARTS = ("rewrite_query_metrics", "rewrite_baseline_deltas", "rewrite_solo", "rewrite_failure_modes",
          "rewrite_jaccard", "rewrite_oracle", "rewrite_ensembles", "rewrite_budget_baselines", "rewrite_router_sweep", "rewrite_router_tau",
          "rewrite_router_pareto", "rewrite_answer_scores", "rewrite_answer_quality", "rewrite_reader_inputs",
-         "rewrite_exclusions", "rewrite_query_type_cuts", "rewrite_ann_recall", "rewrite_score_distribution")
+         "rewrite_exclusions", "rewrite_query_type_cuts", "rewrite_ann_recall", "rewrite_score_distribution",
+         "rewrite_slices")
 
 
 def _digests(con) -> dict[str, tuple[int, str]]:

@@ -1,0 +1,58 @@
+{#- A contrast's per-query deltas sliced by labels (marts contrast_slices, rewrite_slices; docs/slicing.md). `labelled`
+    is a relation with the columns `keys` (a contrast in a cell), label, value, origin, query_id, doc_id (NULL for
+    a query without a document), unit (the bootstrap's resampling unit: the document, or the query itself) and
+    delta. Per (keys, label, value): n_queries, n_docs, below_min_size (fewer than setting slice_min_queries queries,
+    or with `min_docs`, fewer than slice_min_docs documents), b = the bootstrap STRUCT of the mean delta (`bootstrap`:
+    'cluster' = cluster_bootstrap over units, 'paired' = paired_bootstrap over queries in query_id order) with
+    B = `n_boot` and seed `seed`, p_holm / holm_family_size (Holm within (keys, label) over the slices meeting the
+    minimum; NULL below it), h = the heterogeneity STRUCT of (keys, label) (udfs/heterogeneity.py, same B and seed,
+    over the slices meeting the minimum; NULL with fewer than two). -#}
+{% macro slice_contrasts(labelled, keys, bootstrap, n_boot, seed, min_docs) -%}
+{%- set by = keys | join(', ') -%}
+{%- set on_keys -%}{% for k in keys %}s.{{ k }} = l.{{ k }} and {% endfor %}{%- endset -%}
+{%- set order = 'unit, query_id' if bootstrap == 'cluster' else 'query_id' -%}
+with slice_lists as (
+    select {{ by }}, label, value,
+        min(origin) as origin,
+        count(*) as n_queries,
+        count(distinct doc_id) as n_docs,
+        count(*) < {{ setting('slice_min_queries') }}
+            {%- if min_docs %} or count(distinct unit) < {{ setting('slice_min_docs') }}{% endif %} as below_min_size,
+        list(delta order by {{ order }}) as deltas,
+        list(unit order by {{ order }}) as units
+    from {{ labelled }}
+    group by {{ by }}, label, value
+),
+
+slice_boot as materialized (
+    -- ordered so that slices over the same units (one label value, every contrast and metric) reach the kernel
+    -- together and share one draw of the resampling counts
+    select * exclude (deltas, units),
+        {%- if bootstrap == 'cluster' %}
+        cluster_bootstrap(deltas, units, {{ n_boot }}, {{ seed }}) as b
+        {%- else %}
+        paired_bootstrap(deltas, {{ n_boot }}, {{ seed }}) as b
+        {%- endif %}
+    from (select * from slice_lists order by label, value, {{ by }})
+),
+
+slice_holm as (
+    {{ holm_by_family('(select *, b.p_value as p from slice_boot where not below_min_size)', keys + ['label'],
+                      ['value'], p_value='p') }}
+),
+
+slice_heterogeneity as (
+    select {% for k in keys %}l.{{ k }}, {% endfor %}l.label,
+        slice_heterogeneity(list(l.delta order by l.unit, l.query_id), list(l.unit order by l.unit, l.query_id),
+                            list(l.value order by l.unit, l.query_id), {{ n_boot }}, {{ seed }}) as h
+    from {{ labelled }} as l
+    inner join slice_boot as s on {{ on_keys }}s.label = l.label and s.value = l.value and not s.below_min_size
+    group by {% for k in keys %}l.{{ k }}, {% endfor %}l.label
+    having count(distinct l.value) >= 2
+)
+
+select s.*, hm.p_holm, hm.family_size as holm_family_size, he.h
+from slice_boot as s
+left join slice_holm as hm on {% for k in keys %}hm.{{ k }} = s.{{ k }} and {% endfor %}hm.label = s.label and hm.value = s.value
+left join slice_heterogeneity as he on {% for k in keys %}he.{{ k }} = s.{{ k }} and {% endfor %}he.label = s.label
+{%- endmacro %}
