@@ -41,7 +41,8 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       rrf_k: 60
       router_taus: [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
       router_taus_cosine: [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
-      router_folds: 5
+      paper_tau: 0.65                # the router's tau of the paper's row (Tables 6, 13, 14): fixed, every dataset
+      router_folds: 5                # the cross-fitted tau (an addition beside the in-sample and transferred ones)
       ensemble_seed: 42              # the seed-42 post-hoc scope of the ensembles and the oracle
       predeclared_subsets: [[S1, Q2D], [S1, HyDE, Q2D], [S1, S3, S4, HyDE], [S1, S3, S4, HyDE, Q2D], [HyDE, Q2D]]
       reference_ensemble: [S1, S3, S4, HyDE]   # the budget controls' share is of its gain over S1

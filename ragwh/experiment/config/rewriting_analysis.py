@@ -43,7 +43,7 @@ from udfs.metrics.registry import metric_names
 ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
                  "bootstrap_seed": "rewriting_bootstrap_seed", "primary_metric": "rewriting_primary_metric",
                  "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
-                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds",
+                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds", "paper_tau": "router_paper_tau",
                  "ensemble_seed": "rewriting_ensemble_seed", "predeclared_subsets": "rewriting_predeclared_subsets",
                  "reference_ensemble": "rewriting_reference_ensemble"}
 RAW_METRICS = metric_names("document")  # seeds/metric_registry.csv
@@ -129,6 +129,11 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
                                           f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})")
     if "primary_metric" in raw:
         out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
+    if "paper_tau" in raw:  # the paper's fixed router tau (0.65), applied to every dataset
+        tau = raw["paper_tau"]
+        if not (isinstance(tau, (int, float)) and not isinstance(tau, bool) and -1.0 <= tau <= 1.0):
+            raise r.fail("analysis.paper_tau", f"expected a number in [-1, 1], got {tau!r}")
+        out["paper_tau"] = float(tau)
     for key in ("router_taus", "router_taus_cosine"):
         if key in raw:
             taus = raw[key]

@@ -58,6 +58,7 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
     from ragwh.experiment.config.rewriting import ReaderSpec
 
     cfg = parse_rewriting_config({**BASE, "analysis": {"bootstrap_b": 500, "router_taus": [0.5, 0.6], "rescue_seed": 123,
+                                                       "paper_tau": 0.7,
                                                        "primary_metric": "nDCG@10", "ensemble_seed": 2024,
                                                        "predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
                                                        "reference_ensemble": ["S1", "HyDE"]},
@@ -66,6 +67,7 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
     assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 100, (("h", "long"),), None, 42, (123, 42))
     assert (cfg.reader.mode_of("h"), cfg.reader.max_tokens_of("h")) == ("long", 100)
     assert cfg.dbt_vars() == {"rewriting_bootstrap_b": 500, "router_taus": [0.5, 0.6], "rewriting_rescue_seed": 123,
+                              "router_paper_tau": 0.7,
                               "rewriting_primary_metric": "nDCG@10", "rewriting_ensemble_seed": 2024,
                               "rewriting_predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
                               "rewriting_reference_ensemble": ["S1", "HyDE"], "reader_helpers": ["HyDE", "S4"],
@@ -201,6 +203,7 @@ def test_a_rewrite_cell_whose_runs_were_removed_runs_again(tmp_path):
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
     ({"analysis": {"router_taus": [0.5, 2]}}, r"analysis.router_taus: expected a non-empty list of numbers in \[-1, 1\]"),
+    ({"analysis": {"paper_tau": "0.65"}}, r"analysis.paper_tau: expected a number in \[-1, 1\]"),
     ({"analysis": {"primary_metric": "P@10"}}, r"analysis.primary_metric: 'P@10' is not one of"),
     ({"analysis": {"baseline": "S9"}}, r"analysis.baseline: 'S9' is not one of"),
     ({"analysis": {"alpha": 0.05}}, r"analysis.alpha: unknown key"),
