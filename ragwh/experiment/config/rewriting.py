@@ -17,6 +17,7 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       strategies: [S1, S2, S3, S4, HyDE, Q2D, S1-pool100, S1-ann4]
       seeds: [42, 123, 2024]
       pool: 20
+      pool_fill: fixed               # the paper's fixed 20-chunk pool; `widen` doubles it until it holds K documents
       mmr: {lambda: 0.85, unit: documents}
       include_original: true
       cosine_band: [0.4, 0.9]
@@ -102,7 +103,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
 
 _TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader", *ENGINE_KEYS}
-_REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
+_REWRITING = {"strategies", "seeds", "pool", "pool_fill", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann", "dense"}
 
 
@@ -269,7 +270,7 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),
                                              **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()}}.items()))
     for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original")),
-                         ("dense", ("hnsw", "exact"))):
+                         ("dense", ("hnsw", "exact")), ("pool_fill", ("fixed", "widen"))):
         if key in raw:
             values[key] = r.choice(raw[key], f"rewriting.{key}", choices)
     mmr = r.mapping(raw.get("mmr") or {}, "rewriting.mmr", {"lambda", "unit"})

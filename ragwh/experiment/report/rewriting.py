@@ -123,7 +123,9 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
             f"{PRIMARY} against S1: mean over queries of the per-query difference (averaged over the seeds both have), "
             "with the paired bootstrap over queries (95% CI, two-sided p, uncorrected as the paper marks it) and, added, "
             "Holm's p across the strategies of the cell. "
-            "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits.")
+            "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits. "
+            "Short lists: the (query, seed) rankings holding fewer than 10 / 20 documents (under the paper's fixed "
+            "20-chunk pool, rewriting.pool_fill: fixed, long documents filling several pooled chunks leave a list short).")
     rows = mart(con, "rewrite_solo", "ORDER BY corpus, embedder, reranker, strategy")
     fails = {(r["corpus"], r["embedder"], r["reranker"], r["strategy"]): r for r in mart(con, "rewrite_failure_modes")}
     body = label
@@ -137,10 +139,21 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
             means = [f"{fmt(r['mean_value'])} ± {fmt(r['sd_seeds'])}" if (r := by.get((s, m))) else "–" for m in METRICS]
             table.append([html.escape(s), *means]
                          + [fmt(p.get("delta"), 3), _ci(p), fmt_p(p.get("p_value")), fmt_p(p.get("p_holm")),
-                            fmt(f.get("miss_rate")), fmt(f.get("rescue_rate"))])
-        body += _cell_title(cell) + shown.get(cell, "") + html_table(
-            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue"], table)
+                            fmt(f.get("miss_rate")), fmt(f.get("rescue_rate")), _short(f)])
+        base = fails.get((*cell, "S1"), {})
+        line = (f"<p class='meta'>S1: {_short(base)} rankings hold fewer than 10 / 20 documents</p>"
+                if base.get("n_rankings") is not None else "")
+        body += _cell_title(cell) + shown.get(cell, "") + line + html_table(
+            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue",
+             "short lists (< 10 / < 20)"], table)
     return section("rw-solo", "Query rewriting: solo strategies against S1", what, body)
+
+
+def _short(f: dict) -> str:
+    """'a / b of n': rankings shorter than 10 / 20 documents (rewrite_failure_modes), '–' when not counted."""
+    if f.get("n_rankings") is None:
+        return "–"
+    return f"{f['n_short_10']} / {f['n_short_20']} of {f['n_rankings']}"
 
 
 def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:

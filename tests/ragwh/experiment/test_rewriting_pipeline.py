@@ -203,6 +203,7 @@ def test_a_rewrite_cell_whose_runs_were_removed_runs_again(tmp_path):
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
     ({"analysis": {"router_taus": [0.5, 2]}}, r"analysis.router_taus: expected a non-empty list of numbers in \[-1, 1\]"),
+    ({"rewriting": {"pool_fill": "grow"}}, r"rewriting.pool_fill: 'grow' is not one of fixed, widen"),
     ({"analysis": {"paper_tau": "0.65"}}, r"analysis.paper_tau: expected a number in \[-1, 1\]"),
     ({"analysis": {"primary_metric": "P@10"}}, r"analysis.primary_metric: 'P@10' is not one of"),
     ({"analysis": {"baseline": "S9"}}, r"analysis.baseline: 'S9' is not one of"),
