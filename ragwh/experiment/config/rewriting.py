@@ -47,7 +47,8 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       ensemble_seed: 42              # the seed-42 post-hoc scope of the ensembles and the oracle
       predeclared_subsets: [[S1, Q2D], [S1, HyDE, Q2D], [S1, S3, S4, HyDE], [S1, S3, S4, HyDE, Q2D], [HyDE, Q2D]]
       reference_ensemble: [S1, S3, S4, HyDE]   # the budget controls' share is of its gain over S1
-    reader: {helpers: [Q2D], top_k: 5, mode: short, sample: 200, seeds: [42]}   # or `reader: none`; none without an LLM
+    reader: {helpers: [Q2D], top_k: 5, mode: short, sample: 200, seeds: [42], calls: shared}   # or `reader: none`
+                                     # calls: per_arm is the paper's reading (separate seeded reader calls per arm)
 
 ``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 

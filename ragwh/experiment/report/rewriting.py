@@ -342,5 +342,21 @@ def section_answers(con: duckdb.DuckDBPyConnection) -> str:
               html.escape(r["metric"]), html.escape(r["contrast"]), html.escape(r["split"]), fmt(r["n_queries"]),
               fmt(r["mean_treatment"]), fmt(r["mean_control"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"])]
              for r in rows]
-    return section("rw-answers", "Answer quality", what, html_table(
+    return section("rw-answers", "Answer quality", what, _reader_calls(con) + html_table(
         ["cell", "metric", "contrast", "split", "queries", "treatment", "control", "Δ", "95% CI", "p"], table))
+
+
+#: corpus_meta reader_calls -> what the reader's calls were (ingest/rewriting/reader.py)
+READER_CALLS = {"shared": "one cached temperature-0 reader call per distinct prompt (reader.calls: shared): an "
+                          "untriggered query reads S1's passages in both arms, so its router - S1 difference is 0 by "
+                          "construction",
+                "per_arm": "separate seeded reader calls per arm at the study's sampling temperature (reader.calls: "
+                           "per_arm, the paper's reading): untriggered differences are reader noise"}
+
+
+def _reader_calls(con: duckdb.DuckDBPyConnection) -> str:
+    """Which reader calls each corpus's answers came from (corpus_meta reader_calls), one line."""
+    if not relation_exists(con, "corpus_meta"):
+        return ""
+    rows = con.execute("SELECT corpus, value FROM corpus_meta WHERE key = 'reader_calls' ORDER BY 1").fetchall()
+    return "".join(f"<p class='meta'>{html.escape(c)}: {html.escape(READER_CALLS.get(v, v))}</p>" for c, v in rows)
