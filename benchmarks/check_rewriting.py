@@ -115,7 +115,9 @@ def report(con, corpus: str, metric: str = "HIT@10", seed: int = 42) -> list[str
               WHERE corpus = ? AND stage = 'mmr' GROUP BY ALL)
         GROUP BY strategy ORDER BY strategy""", [corpus])
     if _exists(con, "rewrite_query_metrics") and "list_length" in _columns(con, "rewrite_query_metrics"):
-        out += _table(con, f"""SELECT strategy, min(list_length) AS list_length_min, avg(list_length) AS list_length_mean
+        out += _table(con, f"""SELECT strategy, min(list_length) AS list_length_min, avg(list_length) AS list_length_mean,
+                                   count(*) FILTER (WHERE list_length < 10) AS short_10,
+                                   count(*) FILTER (WHERE list_length < 20) AS short_20
                                FROM rewrite_query_metrics WHERE corpus = ? AND metric = '{metric}'
                                GROUP BY strategy ORDER BY strategy""", [corpus])
     else:
@@ -135,9 +137,10 @@ def report(con, corpus: str, metric: str = "HIT@10", seed: int = 42) -> list[str
         out.append(_absent("rewrite_ensembles (with its family column)"))
     out.append(f"-- budget controls: share of the reference ensemble's gain over S1 ({metric})")
     if _exists(con, "rewrite_budget_baselines") and "gain_reference" in _columns(con, "rewrite_budget_baselines"):
-        out += _table(con, """
+        paper = ", share_paper" if "share_paper" in _columns(con, "rewrite_budget_baselines") else ""
+        out += _table(con, f"""
             SELECT scope, control, status, n_queries, baseline_value, control_value, reference_subset, reference_value,
-                gain_control, gain_reference, share_captured, reason
+                gain_control, gain_reference{paper}, share_captured, reason
             FROM rewrite_budget_baselines WHERE corpus = ? AND metric = ? ORDER BY scope DESC, control""",
                       [corpus, metric])
     else:

@@ -47,7 +47,8 @@ def open_llm(con: duckdb.DuckDBPyConnection, backend: LLMBackend | None = None,
     model = backend.model if backend is not None else config.model
     return LLMCache(con, backend, model=model, replay_only=config.replay_only,
                     commit_every=config.commit_every, seed=config.seed, progress=progress,
-                    max_failed_share=config.max_failed_share)
+                    max_failed_share=config.max_failed_share, max_attempts=config.max_attempts,
+                    retry_failed=config.retry_failed)
 
 
 def as_llm(con: duckdb.DuckDBPyConnection, llm: LLMCache | LLMBackend | None,

@@ -21,9 +21,14 @@ Failed calls are never cached: an answer that is empty after trimming, or that t
 use (its ``usable`` test, e.g. a rewrite answer with no question in it), is returned to the stage (which
 falls back as it would) but goes to ``llm_failures`` with its reason, not to ``llm_calls``; a stored
 answer that fails the test (written before this rule) is a miss too. So the next run asks for exactly
-those requests again, once each (no retry loop within a run; a server that keeps failing keeps them
-failed). When more than ``max_failed_share`` of one :meth:`LLMCache.complete` call's answers failed,
-it raises :class:`LLMFailedShare` (one line) after storing the good answers.
+those requests again, once each (no retry loop within a run), a bounded number of times: a request asked
+in ``max_attempts`` runs (``llm.max_attempts``, default 2; each attempt is one ``llm_failures`` row) that
+failed every time is a *final failure*: later runs answer it with its latest recorded failed answer
+without asking (the stage falls back as before; ``final_failed`` counts them, the log names the reason),
+so a rerun with nothing changed makes no call. ``retry_failed`` (``ragwh run --retry-failed``,
+``RAGWH_LLM_RETRY_FAILED``) asks the final failures again (one more attempt each). When more than
+``max_failed_share`` of one :meth:`LLMCache.complete` call's answers failed, it raises
+:class:`LLMFailedShare` (one line) after storing the good answers.
 """
 from __future__ import annotations
 
@@ -74,7 +79,7 @@ class LLMCache:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, backend: LLMBackend | None, *, model: str | None = None,
                  replay_only: bool = False, commit_every: int = 64, seed: int = 20260710, progress: bool = True,
-                 max_failed_share: float = 1.0):
+                 max_failed_share: float = 1.0, max_attempts: int = 2, retry_failed: bool = False):
         if backend is None and not replay_only:
             raise ValueError("LLMCache needs a backend unless replay_only is set")
         self.model = model or (backend.model if backend is not None else "")
@@ -92,8 +97,11 @@ class LLMCache:
         self.hits = 0
         self.cut = 0
         self.empty = 0
-        self.failed = 0
+        self.failed = 0  # failed answers a later run asks again
+        self.final_failed = 0  # failed answers kept as final (asked in max_attempts runs), not asked again
         self.max_failed_share = max_failed_share
+        self.max_attempts = max_attempts
+        self.retry_failed = retry_failed
 
     @property
     def backend_name(self) -> str:
@@ -132,7 +140,12 @@ class LLMCache:
             raise LLMCacheMiss(
                 f"replay-only: {len(missing)} request(s) not in llm_calls, first: {names} "
                 f"(unset {ENV['replay_only']} / drop --replay-only to generate them, with model {self.model!r})")
-        pending = [] if self.replay_only else list(first_of.items())
+        attempts = {} if self.replay_only else self._attempts(sorted(first_of))
+        final: set[str] = set()
+        if not self.retry_failed:  # asked in max_attempts runs already: kept as a final failure, not asked
+            final = {k for k, n in attempts.items() if n >= self.max_attempts}
+            failed_now.update({k: c for k, c in self._recorded_failures(sorted(final)).items()})
+        pending = [] if self.replay_only else [(k, r) for k, r in first_of.items() if k not in final]
         if pending:
             with Progress(disable=not self.progress) as bar:
                 task = bar.add_task(f"{label} ({self.backend_name}, {len(pending)} to generate)", total=len(pending))
@@ -155,19 +168,29 @@ class LLMCache:
                                    "(one list of completions per block expected); the answered blocks are stored")
         out = [stored[k] if k in stored else failed_now[k] for k in keys]
         failed = [r for r, k in zip(requests, keys) if k not in stored]
-        self.failed += len(failed)
+        # final: asked in max_attempts runs (this one included); the rest are asked again next run
+        is_final = set() if self.replay_only else {
+            k for k in failed_now if k in final or attempts.get(k, 0) + 1 >= self.max_attempts}
+        final_failed = [r for r, k in zip(requests, keys) if k not in stored and k in is_final]
+        again = [r for r, k in zip(requests, keys) if k not in stored and k not in is_final]
+        self.failed += len(again)
+        self.final_failed += len(final_failed)
         if failed and len(failed) > self.max_failed_share * len(requests):
             raise LLMFailedShare(
                 f"{label}: {len(failed)} of {len(requests)} answers failed (empty or unusable; first: "
                 f"{failed[0].item_id}), more than llm.max_failed_share = {self.max_failed_share:g}; they are not "
-                f"cached, so the next run asks for them again: check the server ({self.backend_name}) and the model "
-                f"{self.model!r}")
+                + ("cached, so the next run asks for them again" if not final_failed else
+                   f"cached; {len(final_failed)} failed in llm.max_attempts = {self.max_attempts} runs and are kept as final "
+                   "failures (ragwh run --retry-failed asks them again)")
+                + f": check the server ({self.backend_name}) and the model {self.model!r}")
         cut = [r for r, c in zip(requests, out) if c.cut]
         empty = [r for r, c in zip(requests, out) if not c.text.strip()]
         self.cut += len(cut)
         self.empty += len(empty)
         for what, which in (("cut at max_tokens", cut), ("empty", empty),
-                            ("failed (empty or unusable; not cached, asked again next run)", failed)):
+                            ("failed (empty or unusable; not cached, asked again next run)", again),
+                            (f"failed in {self.max_attempts} run(s) (empty or unusable): kept as final failures, not "
+                             "asked again (ragwh run --retry-failed asks them)", final_failed)):
             if which:
                 log.warning("%s: %d of %d answers %s (first: %s, %s)", label, len(which), len(out), what,
                             which[0].item_id, which[0].prompt)
@@ -190,8 +213,15 @@ class LLMCache:
             keys)
         return {k: Completion(*v) for k, *v in rows}
 
+    def _attempts(self, keys: list[str]) -> dict[str, int]:
+        """Per key of ``keys`` with recorded failures, how many runs asked it and got a failed answer."""
+        rows = self._by_key("SELECT cache_key, count(*) FROM llm_failures JOIN _llm_keys USING (cache_key) GROUP BY 1",
+                            keys)
+        return dict(rows)
+
     def _recorded_failures(self, keys: list[str]) -> dict[str, Completion]:
-        """The latest recorded failed answer of each of ``keys`` found in ``llm_failures`` (replay-only mode)."""
+        """The latest recorded failed answer of each of ``keys`` found in ``llm_failures`` (replay-only mode, final
+        failures)."""
         rows = self._by_key(
             "SELECT cache_key, response_text FROM llm_failures JOIN _llm_keys USING (cache_key) "
             "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1", keys)

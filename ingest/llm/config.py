@@ -27,6 +27,7 @@ ENV = {
     "api_key": "RAGWH_LLM_API_KEY",
     "replay_only": "RAGWH_LLM_REPLAY_ONLY",
     "structured": "RAGWH_LLM_STRUCTURED",
+    "retry_failed": "RAGWH_LLM_RETRY_FAILED",
 }
 
 
@@ -56,6 +57,10 @@ class LLMConfig:
     - ``max_failed_share``: the largest share of a stage's answers (per strategy and seed in the
       rewriting stage) that may be failed calls -- empty, or unusable for the prompt -- before the stage
       stops with an error (default 0.5). Failed answers are never cached: a rerun asks for them again.
+    - ``max_attempts``: runs that ask a failed request (default 2); one that failed in that many runs is kept as
+      a final failure with its reason (``llm_failures``) and not asked again, so a rerun with nothing changed
+      makes no call. A seeded local model gives the same answer every time, so 1 is enough there.
+    - ``retry_failed``: ask the final failures again (``ragwh run --retry-failed``, ``RAGWH_LLM_RETRY_FAILED``).
     """
 
     backend: str = "openai"
@@ -75,6 +80,8 @@ class LLMConfig:
     max_tokens: Mapping[str, int] = field(default_factory=dict)
     structured: bool | None = None
     max_failed_share: float = 0.5
+    max_attempts: int = 2
+    retry_failed: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -126,6 +133,8 @@ _RULES: dict[str, tuple[Any, str]] = {
     "transformers": (lambda v: isinstance(v, Mapping), "a mapping"),
     "structured": (lambda v: v in (True, False, None, "auto"), "true, false, auto or null"),
     "max_failed_share": (lambda v: _number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    "max_attempts": (lambda v: _integer(v) and v >= 1, "an integer >= 1"),
+    "retry_failed": (lambda v: isinstance(v, bool), "true or false"),
 }
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
@@ -152,7 +161,7 @@ def check_llm_value(key: str, value: Any, variable: str | None = None) -> None:
 
 def _from_env(key: str, variable: str, text: str) -> Any:
     """The value of ``key`` the environment variable gives (flags: 1/0, true/false, yes/no, on/off)."""
-    if key in ("replay_only", "structured"):
+    if key in ("replay_only", "structured", "retry_failed"):
         flag = text.strip().lower()
         if key == "structured" and flag == "auto":
             return None

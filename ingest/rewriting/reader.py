@@ -18,12 +18,18 @@
    whole passages that fit, then passage ``k+1`` cut after its last word that still fits (dropped when
    not even one word does); such a group counts as ``shortened``. A prompt that cannot hold one word of
    its first passage is an error (the window is smaller than the instruction and the question).
-3. sampling: ``Sampling(temperature=0, top_p=1, max_tokens, seed=llm.seed)``: the run's fixed LLM seed,
-   NOT the group's rewriting seed, so a request depends only on the query and its passages. Identical
-   passages and query give identical requests and the cache (:class:`ingest.llm.LLMCache`) answers them
-   with one call: the router's lists repeat S1's or always-merge's, and a list repeated under several
-   seeds (S1 does not depend on the seed) is read once. ``item_id`` is
-   ``<query_id>|reader|<setting>|<helper>|<tau>|<seed>`` (``-`` for a NULL helper or tau).
+3. sampling, by ``calls``: ``shared`` (default) ``Sampling(temperature=0, top_p=1, max_tokens,
+   seed=llm.seed)``: the run's fixed LLM seed, NOT the group's rewriting seed, so a request depends only on
+   the query and its passages. Identical passages and query give identical requests and the cache
+   (:class:`ingest.llm.LLMCache`) answers them with one call: the router's lists repeat S1's or
+   always-merge's (so an untriggered query's router - S1 difference is 0 by construction), and a list
+   repeated under several seeds (S1 does not depend on the seed) is read once. ``per_arm`` (the paper's
+   reading: separate reader calls per arm): ``Sampling(temperature, top_p=1, max_tokens, seed=llm.seed +
+   ARM_SEED[setting])`` with ``temperature`` the study's sampling temperature (0.7), so S1, always-merge and
+   the router each get their own seeded sample even where their passages are the same (the paper's
+   untriggered +0.20 F1 is such reader noise). Which one a run used is ``corpus_meta`` key
+   ``reader_calls``. ``item_id`` is ``<query_id>|reader|<setting>|<helper>|<tau>|<seed>`` (``-`` for a NULL
+   helper or tau).
 4. post-processing: ``short`` (:func:`clean_answer`): strip; the first line that is non-empty once stripped
    and rid of a leading ``Answer:`` label (any case) is the answer; ``long`` (:func:`clean_long_answer`): the
    whole reply with that label removed, its lines joined by one space (whitespace collapsed). An answer left empty is stored as ``''``
@@ -56,6 +62,10 @@ from ingest.llm.fit import fit_count
 from ingest.rewriting.index import RewriteError
 from warehouse.db import replace_where, transaction
 
+#: how the arms' answers are asked: one cached temperature-0 call per distinct prompt, or per arm (module doc)
+READER_CALLS = ("shared", "per_arm")
+#: per_arm: the reader seed's offset per setting, so each arm's request is its own seeded sample
+ARM_SEED = {"S1": 0, "always-merge": 1, "router": 2}
 #: reader mode -> (prompt name, the answer's post-processing); the prompts are versioned files
 PROMPTS = {"short": "reader_answer", "long": "reader_answer_long"}
 #: the answer's token bound per mode when none is given (a sentence-long answer needs room)
@@ -145,11 +155,13 @@ def _read(con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: 
 
 
 def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | None, *, embedder: str, reranker: str,
-                 mode: str = "short", max_tokens: int | None = None, show_progress: bool = True) -> dict:
+                 mode: str = "short", max_tokens: int | None = None, show_progress: bool = True,
+                 calls: str = "shared", temperature: float = 0.7) -> dict:
     """Answer every reader input group of the cell (``corpus``, ``embedder``, ``reranker``) and write
     ``reader_answers`` (module doc); returns the funnel counts and seconds per step.
 
-    ``mode``: ``short`` | ``long`` (module doc); ``max_tokens``: the answer's bound (None: 32 short, 256 long).
+    ``mode``: ``short`` | ``long`` (module doc); ``max_tokens``: the answer's bound (None: 32 short, 256 long);
+    ``calls``: ``shared`` | ``per_arm`` and ``temperature`` (per_arm only), module doc step 3.
     ``show_progress`` draws a bar while the prompts are built (and fitted to the window); the LLM calls'
     bar is the cache's own (``LLMCache(progress=...)``)."""
     if llm is None:
@@ -157,6 +169,8 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
                            "configure one in the experiment's llm section")
     if mode not in PROMPTS:
         raise ValueError(f"reader mode must be one of {', '.join(PROMPTS)}, got {mode!r}")
+    if calls not in READER_CALLS:
+        raise ValueError(f"reader calls must be one of {', '.join(READER_CALLS)}, got {calls!r}")
     if max_tokens is None:
         max_tokens = MAX_TOKENS[mode]
     if max_tokens < 1:
@@ -168,18 +182,23 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
 
     t0 = time.perf_counter()
     prompt = load_prompt(PROMPTS[mode])
-    sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=llm.seed)
-    built: dict[tuple[str, tuple[str, ...]], tuple[tuple[dict, ...], bool, str]] = {}
+    def sampling_of(setting: str) -> Sampling:
+        if calls == "shared":
+            return Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=llm.seed)
+        return Sampling(temperature=temperature, top_p=1.0, max_tokens=max_tokens, seed=llm.seed + ARM_SEED[setting])
+
+    built: dict[tuple, tuple[tuple[dict, ...], bool, str]] = {}
     requests, keys, shortened = [], [], 0
     with Progress(disable=not show_progress) as bar:
         task = bar.add_task(f"reader prompts [{corpus}]", total=len(groups))
         for setting, helper, tau, seed, query_id, query_text, _, doc_ids, passages in groups:
             item_id = _item_id(setting, helper, tau, seed, query_id)
-            if (query_text, doc_ids) not in built:
+            sampling = sampling_of(setting)
+            if (query_text, doc_ids, sampling) not in built:
                 messages, short = fitted_messages(llm, prompt, query_text, passages, max_tokens, item_id)
                 key = cache_key(llm.model, LLMRequest(item_id, prompt.key, messages, sampling))
-                built[(query_text, doc_ids)] = (messages, short, key)
-            messages, short, key = built[(query_text, doc_ids)]
+                built[(query_text, doc_ids, sampling)] = (messages, short, key)
+            messages, short, key = built[(query_text, doc_ids, sampling)]
             requests.append(LLMRequest(item_id, prompt.key, messages, sampling))
             keys.append(key)
             shortened += short
@@ -210,6 +229,9 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
         replace_where(con, "reader_answers", "corpus = ? AND embedder = ? AND reranker = ?",
                       [corpus, embedder, reranker], table)
         replace_where(con, "funnel", "corpus = ? AND stage = ?", [corpus, stage], funnel)
+        replace_where(con, "corpus_meta", "corpus = ? AND key = 'reader_calls'", [corpus],
+                      pa.table({"corpus": [corpus], "key": ["reader_calls"], "value": [calls]}))
     seconds["write"] = time.perf_counter() - t0
-    return {"corpus": corpus, "embedder": embedder, "reranker": reranker, "mode": mode, "prompt": prompt.key, **counts,
+    return {"corpus": corpus, "embedder": embedder, "reranker": reranker, "mode": mode, "calls": calls,
+            "prompt": prompt.key, **counts,
             "seconds": seconds}

@@ -18,6 +18,8 @@ HYDE_COMBINE = ("none", "average")
 ENCODINGS = ("query", "passage")
 RERANK_WITH = ("text", "original")
 DENSE = ("hnsw", "exact")
+#: ``fixed``: the paper's fixed chunk pool (a list may hold fewer than K documents); ``widen``: the pool doubles
+POOL_FILL = ("fixed", "widen")
 #: under exact search there is no index seed, so S1-ann4 would be S1 again: refused, not run as a duplicate
 ANN4_NEEDS_HNSW = ("S1-ann4 is the multi-pass HNSW control: it needs rewriting.dense: hnsw; remove it from "
                    "rewriting.strategies (the default list includes it) or set rewriting.dense: hnsw")
@@ -32,6 +34,10 @@ class RewriteSettings:
       its run's HNSW index seed, so seeds lie in ``[0, 2^30)`` (S1-ann4's extra graphs take the seeds
       above, :func:`ingest.rewriting.ann.graph_seeds`) and 0 and 1 are not both used under ``dense: hnsw``.
     - ``pool``: dense candidates reranked per text (20; the control ``S1-pool100`` uses its own 100).
+    - ``pool_fill``: ``fixed`` (default, the paper's: the cross-encoder and MMR see exactly ``pool`` chunks,
+      so a text's list holds fewer than its K documents when long documents fill several pooled chunks) or
+      ``widen`` (the project's variant: the pool doubles, 2P, 4P, ..., until it holds K distinct documents;
+      the widened size is ``rewrite_text_runs.pool``). Mart ``rewrite_list_lengths`` counts the short lists.
     - ``mmr_lambda`` (0.85) and ``mmr_unit``: MMR over ``documents`` (the reranked pool collapsed to each
       document's best chunk, similarity = cosine of the best chunks' stored vectors) or ``chunks``.
     - ``include_original``: multi-query strategies (S2, S3, S4) search the original query too.
@@ -64,6 +70,7 @@ class RewriteSettings:
     strategies: tuple[str, ...] = ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
     seeds: tuple[int, ...] = SEEDS
     pool: int = 20
+    pool_fill: str = "fixed"
     mmr_lambda: float = 0.85
     mmr_unit: str = "documents"
     include_original: bool = True
@@ -102,7 +109,7 @@ class RewriteSettings:
         for name, value, allowed in (("mmr_unit", self.mmr_unit, MMR_UNITS), ("hyde_combine", self.hyde_combine, HYDE_COMBINE),
                                      ("hyde_encoding", self.hyde_encoding, ENCODINGS),
                                      ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH),
-                                     ("dense", self.dense, DENSE)):
+                                     ("dense", self.dense, DENSE), ("pool_fill", self.pool_fill, POOL_FILL)):
             if value not in allowed:
                 problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
         if not 0 <= self.chunk_overlap < self.chunk_tokens:

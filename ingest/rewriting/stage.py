@@ -106,7 +106,8 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
 
     searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
     runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, lam=settings.mmr_lambda,
-                                      unit=settings.mmr_unit, ann=settings.ann(), recall_check=settings.ann_recall_check)
+                                      unit=settings.mmr_unit, ann=settings.ann(), recall_check=settings.ann_recall_check,
+                                      fill=settings.pool_fill)
     seconds.update(step_seconds)
 
     t0 = time.perf_counter()

@@ -7,10 +7,12 @@ must hold) over a :class:`ChunkIndex`:
    position (:func:`ingest.retrieval.topk.topk_inner_product`) under ``dense: exact``; a search with an
    ``ann_seed`` (every search under ``dense: hnsw``, and the control S1-ann4) takes its ``P`` candidates
    from that index seed's HNSW graph instead, scored exactly (:mod:`ingest.rewriting.ann`; each graph is
-   built once). **Filling**: when the pool's chunks come from fewer than ``min(K, documents in the
-   corpus)`` distinct documents (a long document fills several of the pooled chunks), the pool doubles
-   (``2P``, ``4P``, ... at most every chunk) until it holds them, so every text's list has its ``K``
-   documents whenever the corpus has them; the widened size is the recorded ``pool``. An HNSW pool also
+   built once). **Filling** (``fill``): ``fixed`` (the paper's, default) keeps the ``P`` chunks, so a
+   text's list holds fewer than ``K`` documents when a long document fills several pooled chunks;
+   ``widen``: when the pool's chunks come from fewer than ``min(K, documents in the corpus)`` distinct
+   documents, the pool doubles (``2P``, ``4P``, ... at most every chunk) until it holds them, so every
+   text's list has its ``K`` documents whenever the corpus has them; the searched size is the recorded
+   ``pool``. An HNSW pool also
    records, per chunk, whether exact search's top ``P`` (same ``P``, ties by position) holds it, so its
    recall against exact search is ``in_exact`` averaged over the pool (mart ``rewrite_ann_recall``); this
    check is one exact search per distinct (text, pool), queries x chunks (at 1.2M chunks minutes on a
@@ -109,12 +111,13 @@ class CrossEncoderScorer:
 
 def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
                  lam: float, unit: str = "documents", ann: ann_index.AnnParams | None = None,
-                 recall_check: bool = True) -> tuple[list[TextRun], dict[str, float]]:
+                 recall_check: bool = True, fill: str = "fixed") -> tuple[list[TextRun], dict[str, float]]:
     """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step
-    (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once)."""
+    (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once;
+    ``fill``: ``fixed`` or ``widen``, the module doc's step 1)."""
     seconds = {"dense": 0.0, "rerank": 0.0, "mmr": 0.0}
     t0 = time.perf_counter()
-    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann, recall_check)
+    dense, pools, exact_flags, graph_seconds = _dense(index, searches, vectors, ann, recall_check, fill)
     seconds["dense"] = time.perf_counter() - t0  # graphs included: built (ann_build) or loaded (ann_load)
     seconds.update(graph_seconds)
 
@@ -190,7 +193,7 @@ def _distinct_per_row(codes: np.ndarray) -> np.ndarray:
 
 
 def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, ann: ann_index.AnnParams | None,
-           recall_check: bool = True):
+           recall_check: bool = True, fill: str = "fixed"):
     """Per search its dense pool ``(positions, cosines)``, widened pool size and (HNSW) exact-membership
     flags (module doc, step 1; not checked: int8 -1 per chunk)."""
     n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
@@ -225,7 +228,7 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
                 held = _distinct_per_row(index.doc_codes[pos])
                 for i, p, sc, h in zip(rows, pos, scores, held.tolist()):
                     dense[i] = (p, sc.astype(np.float64))
-                    if h < min(searches[i].k, n_docs) and pool < n_chunks:
+                    if fill == "widen" and h < min(searches[i].k, n_docs) and pool < n_chunks:
                         pools[i] = min(2 * pool, n_chunks)
                         retry.append(i)
             todo = retry

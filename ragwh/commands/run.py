@@ -1,6 +1,7 @@
 """``ragwh run``: the whole experiment, resumable, ending with a printed summary and the report."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -23,12 +24,16 @@ def run_command(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
     precision: Optional[str] = typer.Option(None, "--precision", help="override every model's precision: auto | fp32 | bf16 "
                                             "(the stored model names carry it, e.g. all-MiniLM-L6-v2@bf16)"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="ask the LLM again for answers kept as final "
+                                      "failures (failed in llm.max_attempts runs)"),
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
     from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
     from ragwh.experiment.pipeline.chunking import DEMO_BANNER, Pipeline, PipelineError
 
+    if retry_failed:  # read by every LLM cache of this run (ingest/llm/config.py)
+        os.environ["RAGWH_LLM_RETRY_FAILED"] = "1"
     console = Console()
     if not console.is_terminal:  # logs and CI: wide enough for the summary tables
         console = Console(width=160)

@@ -1,7 +1,9 @@
 """An empty or unusable LLM answer is a failed call, never a cache hit: it goes to ``llm_failures``, not
-``llm_calls``; the next run asks for exactly those requests again (once each); a stage where more than
-``llm.max_failed_share`` of a strategy's answers failed stops the run with one line (exit 1); a stage
-that finished with some failed answers is recorded as not finished, so the next run runs it again."""
+``llm_calls``; the next run asks for exactly those requests again (once each), up to ``llm.max_attempts``
+runs (2), after which the answer is kept as a final failure and not asked again (``--retry-failed`` asks);
+a stage where more than ``llm.max_failed_share`` of a strategy's answers failed stops the run with one line
+(exit 1); a stage that finished with failed answers still to ask is recorded as not finished, so the next
+run runs it again; one whose failures are final is finished and skipped."""
 from __future__ import annotations
 
 
@@ -59,10 +61,50 @@ def test_empty_answers_fail_the_run_in_one_line_and_are_asked_again(tmp_path, mo
         assert _rows(warehouse, "SELECT count(*) FROM llm_calls") == [(0,)]
         assert _rows(warehouse, "SELECT item_id, reason FROM llm_failures ORDER BY 1") == [
             ("hp/h1|S2|42", "empty"), ("hp/h2|S2|42", "empty")]
-        second = ragwh(*args)  # asks again, exactly the two failed requests, and fails again
+        second = ragwh(*args)  # asks again, exactly the two failed requests, and fails again: now final
         assert second.exit_code == 1 and "LLMFailedShare: S2 seed 42: 2 of 2 answers failed" in second.output
+        assert "2 failed in llm.max_attempts = 2 runs and are kept as final failures" in " ".join(second.output.split())
         assert server.n_requests == 4
         assert _rows(warehouse, "SELECT count(*) FROM llm_failures") == [(4,)]
+        third = ragwh(*args)  # final failures: not asked (the stage still stops on the share)
+        assert third.exit_code == 1 and server.n_requests == 4
+        monkeypatch.setenv("RAGWH_LLM_RETRY_FAILED", "0")  # so the flag's variable is removed after the test
+        retried = ragwh(*args, "--retry-failed")  # asks them once more
+        monkeypatch.setenv("RAGWH_LLM_RETRY_FAILED", "0")
+        assert retried.exit_code == 1 and server.n_requests == 6
+
+
+def test_failed_answers_are_asked_in_max_attempts_runs_then_final(tmp_path):
+    """max_attempts 2: a request failing in two runs is kept final (its latest failed answer returned, counted in
+    final_failed, nothing asked); retry_failed asks it again; max_attempts 1: final after the first run."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    ensure_schema(con)
+    try:
+        requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(3)]
+        usable = lambda text: "?" in text  # noqa: E731
+        answers = {"q0": QUESTIONS, "q1": "", "q2": "no question here"}
+        runs = []
+        for _ in range(3):
+            backend = ScriptedBackend(lambda r: answers[r.item_id])
+            cache = LLMCache(con, backend, progress=False)
+            assert cache.generate(requests, usable=usable) == [QUESTIONS, "", "no question here"]
+            runs.append(([r.item_id for r in backend.requests], cache.failed, cache.final_failed))
+        assert runs == [(["q0", "q1", "q2"], 2, 0), (["q1", "q2"], 0, 2), ([], 0, 2)]
+        assert con.execute("SELECT item_id, reason, count(*) FROM llm_failures GROUP BY ALL ORDER BY 1").fetchall() == [
+            ("q1", "empty", 2), ("q2", "unusable", 2)]
+        answers["q1"] = QUESTIONS
+        retry = ScriptedBackend(lambda r: answers[r.item_id])
+        cache = LLMCache(con, retry, progress=False, retry_failed=True)
+        assert cache.generate(requests, usable=usable) == [QUESTIONS, QUESTIONS, "no question here"]
+        assert [r.item_id for r in retry.requests] == ["q1", "q2"] and (cache.failed, cache.final_failed) == (0, 1)
+        once = ScriptedBackend(lambda r: "")
+        other = [LLMRequest("q7", "rewrite_s2.v1", ({"role": "user", "content": "question 7"},))]
+        first = LLMCache(con, once, progress=False, max_attempts=1)
+        assert first.generate(other, usable=usable) == [""] and (first.failed, first.final_failed) == (0, 1)
+        assert LLMCache(con, once, progress=False, max_attempts=1).generate(other, usable=usable) == [""]
+        assert len(once.requests) == 1
+    finally:
+        con.close()
 
 
 def test_a_rerun_against_a_working_server_asks_only_the_failed_requests(tmp_path):
@@ -133,15 +175,26 @@ def test_a_stage_with_some_failed_answers_is_run_again(tmp_path, monkeypatch):
                 pipeline._llm_backend().generate(requests)
                 return "done"
 
-            for _ in range(2):  # the failed answer keeps the stage unfinished: each run asks for it once
-                pipeline.stage("probe", "", ["inputs"], work)
-            assert server.n_requests == 3
-            stored = pipeline.con.execute("SELECT fingerprint, detail FROM stage_manifest WHERE stage = 'probe'").fetchone()
+            manifest = "SELECT fingerprint, detail FROM stage_manifest WHERE stage = 'probe'"
+            pipeline.stage("probe", "", ["inputs"], work)  # the failed answer keeps the stage unfinished
+            assert server.n_requests == 2
+            stored = pipeline.con.execute(manifest).fetchone()
             assert stored[0].startswith("incomplete:") and stored[1].endswith(
                 "; 1 LLM answers failed (empty or unusable, not cached): the next run asks again")
+            pipeline.stage("probe", "", ["inputs"], work)  # asks it once more (attempt 2 of 2): now a final failure
+            assert server.n_requests == 3
+            stored = pipeline.con.execute(manifest).fetchone()
+            assert stored[0].startswith("final:") and stored[1].endswith(
+                "; 1 LLM answers kept as final failures (failed in llm.max_attempts runs; ragwh run --retry-failed "
+                "asks them again)")
+            pipeline.stage("probe", "", ["inputs"], work)  # finished: skipped, no call
+            assert server.n_requests == 3
             answers["question 1"] = QUESTIONS
-            pipeline.stage("probe", "", ["inputs"], work)  # asks the one failed request; now finished
+            monkeypatch.setenv("RAGWH_LLM_RETRY_FAILED", "1")  # ragwh run --retry-failed
+            pipeline.stage("probe", "", ["inputs"], work)  # runs again, asks the one final failure; now finished
+            monkeypatch.delenv("RAGWH_LLM_RETRY_FAILED")
             pipeline.stage("probe", "", ["inputs"], work)  # skipped
             assert server.n_requests == 4
+            assert not pipeline.con.execute(manifest).fetchone()[0].startswith(("final:", "incomplete:"))
         finally:
             pipeline.close()

@@ -7,8 +7,10 @@
 --   split        all | triggered | untriggered: the router's expansion (baseline top-1 score < tau) of
 --                the (query, seed); router keys only for the last two (a pair without a baseline
 --                ranking to gate on is in 'all' only)
---   paper_tau    the key's tau is the paper's (rule same_dataset of int_rewrite_router_tau_fits): the paper's
+--   paper_tau    the key's tau is the paper's fixed tau (var router_paper_tau, 0.65): the paper's
 --                answer-quality table (router vs S1, triggered / untriggered)
+--   midpoint_tau the key's tau is the per-dataset in-sample midpoint (rule same_dataset of
+--                int_rewrite_router_tau_fits; the project's addition)
 --   mean_*       3-seed means over the paired answers; delta = mean over queries of the query's mean
 --                over its paired seeds of (treatment - control); ci / p: paired bootstrap over queries (the study's B and seed)
 with s as (
@@ -123,7 +125,8 @@ select
     b.b.ci_low::double as ci_low,
     b.b.ci_high::double as ci_high,
     b.b.p_value::double as p_value,
-    coalesce(m.tau = f.tau, false)::boolean as paper_tau
+    coalesce(m.tau = {{ setting('router_paper_tau') }}::double, false)::boolean as paper_tau,
+    coalesce(m.tau = f.tau, false)::boolean as midpoint_tau
 from means as m
 inner join boot as b
     on b.corpus = m.corpus and b.embedder = m.embedder and b.reranker = m.reranker and b.helper = m.helper

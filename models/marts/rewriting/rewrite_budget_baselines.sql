@@ -10,7 +10,11 @@
 --   gain_control    = mean over queries of the query's mean over seeds of (control - baseline); ci / p
 --                     by the paired bootstrap over queries (the study's B and seed)
 --   gain_reference  = the same for (reference - baseline), with its CI
---   share_captured  = gain_control / gain_reference, only when gain_reference > 0
+--   share_captured  = gain_control / gain_reference, only when gain_reference > 0 (the project's
+--                     scope-consistent share: both gains on the same queries and seeds)
+--   share_paper     = the paper's formula (its 40% = 5.08 / 12.48): the pooled (3-seed) gain_control /
+--                     (the seed-scope reference ensemble's value - the pooled 3-seed baseline value), the
+--                     same on both scope rows; NULL when that denominator (paper_reference_gain) is <= 0 or absent
 -- status: ok | not_run (no scored ranking of the control in the cell: the control runs come from
 -- another stage) | no_reference (some member of the reference ensemble has no runs in the cell, or no
 -- complete group has the control) | no_reference_gain (the reference does not beat the baseline: no
@@ -132,8 +136,9 @@ labelled as (
         end as status
     from joined as j
     left join reference as r on true
-)
+),
 
+final as (
 select
     corpus::varchar as corpus,
     embedder::varchar as embedder,
@@ -169,3 +174,19 @@ select
     rb.ci_high::double as gain_reference_ci_high,
     (case when status = 'ok' then cb.estimate / rb.estimate end)::double as share_captured
 from labelled
+)
+
+select * exclude (pooled_gain_control),
+    (case when paper_reference_gain > 0 then pooled_gain_control / paper_reference_gain end)::double as share_paper
+from (
+    select * exclude (pooled_baseline, seed_reference),
+        (seed_reference - pooled_baseline)::double as paper_reference_gain
+    from (
+        select *,
+            max(gain_control) filter (where scope = 'pooled') over w as pooled_gain_control,
+            max(baseline_value) filter (where scope = 'pooled') over w as pooled_baseline,
+            max(reference_value) filter (where scope = 'seed') over w as seed_reference
+        from final
+        window w as (partition by corpus, embedder, reranker, control, metric)
+    )
+)

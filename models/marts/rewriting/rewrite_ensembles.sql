@@ -15,8 +15,10 @@
 --   delta      = mean over queries of the query's mean over seeds of (ensemble - best solo); ci / p from
 --                the paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, the study's B and seed)
 --   family     = 'predeclared' for rule max x a subset of var rewriting_predeclared_subsets (the paper's
---                ensembles), else 'exploratory'
---   p_holm     = Holm within the family of one cell x scope x metric (family_size = its number of tests)
+--                ensembles); 'single' for a one-member subset (a solo strategy's list re-fused: no ensemble);
+--                else 'exploratory'
+--   p_holm     = Holm within the family of one cell x scope x metric (family_size = its number of tests);
+--                NULL for 'single' rows, which enter no family
 --   is_best    = the scope's best real ensemble (>= 2 members) by var rewriting_primary_metric over all
 --                rules (ties: fewer members, rule name, mask); every metric row of it is flagged
 with cells as (
@@ -122,13 +124,16 @@ boot_wide as (
 ),
 
 boot as (
-    select b.*, case when b.rule::varchar = 'max' and ss.predeclared then 'predeclared' else 'exploratory' end as family
+    select b.*, case when ss.n_members = 1 then 'single'
+                     when b.rule::varchar = 'max' and ss.predeclared then 'predeclared' else 'exploratory' end as family
     from (select * from boot_wide unpivot (b for metric in ("HIT@10", "R@10", "nDCG@10", "MRR@10"))) as b
     inner join {{ ref('int_rewrite_subsets') }} as ss on ss.subset_mask = b.subset_mask
 ),
 
 holm as (
-    {{ holm_by_family('boot', ['cell_key', 'scope', 'metric', 'family'], ['rule', 'subset_mask'], p_value='b.p_value') }}
+    -- a one-member 'subset' is no ensemble: it enters no Holm family
+    {{ holm_by_family("(select * from boot where family <> 'single')", ['cell_key', 'scope', 'metric', 'family'],
+                      ['rule', 'subset_mask'], p_value='b.p_value') }}
 ),
 
 summary as (
@@ -158,7 +163,7 @@ select
     ss.label::varchar as subset,
     ss.n_members::integer as n_members,
     su.metric::varchar as metric,
-    h.family::varchar as family,
+    bo.family::varchar as family,
     su.n_seeds::integer as n_seeds,
     bo.b.n::bigint as n_queries,
     su.mean_value::double as mean_value,
@@ -179,7 +184,7 @@ inner join best_solo as bs on bs.cell_key = su.cell_key and bs.scope = su.scope 
 inner join boot as bo
     on bo.cell_key = su.cell_key and bo.scope = su.scope and bo.rule = su.rule and bo.subset_mask = su.subset_mask
     and bo.metric = su.metric
-inner join holm as h
+left join holm as h
     on h.cell_key = su.cell_key and h.scope = su.scope and h.rule = su.rule and h.subset_mask = su.subset_mask
     and h.metric = su.metric
 left join best_ensemble as be

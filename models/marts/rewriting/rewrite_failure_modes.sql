@@ -5,10 +5,13 @@
 --                 as in the paper); n_baseline_misses = its size
 --   rescue_rate = mean over seeds of the share of the rescue set (among those queries the strategy has
 --                 a scored ranking for at that seed) that the strategy hits; NULL when the set is empty
+--   n_rankings  = its scored (query, seed) rankings; n_short_10 / n_short_20 = how many of them hold fewer
+--                than 10 / 20 documents (list_length; under rewriting.pool_fill: fixed, the paper's fixed chunk
+--                pool, long documents that fill several pooled chunks leave a list short)
 -- The baseline's rescue rate is 0 at the rescue seed by construction (and at every seed when its runs
 -- do not depend on the seed).
 with hits as (
-    select corpus, embedder, reranker, strategy, kind, seed, query_id, value as hit
+    select corpus, embedder, reranker, strategy, kind, seed, query_id, value as hit, list_length
     from {{ ref('rewrite_query_metrics') }}
     where metric = 'HIT@10'
 ),
@@ -50,6 +53,13 @@ per_strategy as (
         on r.corpus = m.corpus and r.embedder = m.embedder and r.reranker = m.reranker
         and r.strategy = m.strategy and r.seed = m.seed
     group by m.corpus, m.embedder, m.reranker, m.strategy
+),
+
+lengths as (
+    select corpus, embedder, reranker, strategy, count(*) as n_rankings,
+        count(*) filter (where list_length < 10) as n_short_10, count(*) filter (where list_length < 20) as n_short_20
+    from hits
+    group by all
 )
 
 select
@@ -65,6 +75,11 @@ select
     {{ setting('rewriting_rescue_seed') }}::integer as rescue_seed,
     coalesce(z.n_baseline_misses, 0)::bigint as n_baseline_misses,
     p.rescue_rate::double as rescue_rate,
-    p.n_rescue_seeds::integer as n_rescue_seeds
+    p.n_rescue_seeds::integer as n_rescue_seeds,
+    l.n_rankings::bigint as n_rankings,
+    l.n_short_10::bigint as n_short_10,
+    l.n_short_20::bigint as n_short_20
 from per_strategy as p
 left join rescue_size as z on z.corpus = p.corpus and z.embedder = p.embedder and z.reranker = p.reranker
+inner join lengths as l
+    on l.corpus = p.corpus and l.embedder = p.embedder and l.reranker = p.reranker and l.strategy = p.strategy

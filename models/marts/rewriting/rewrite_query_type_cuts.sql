@@ -10,8 +10,8 @@
 --   rescue_rate       (HIT@10 rows only) of the type's queries the baseline misses at var
 --                     rewriting_rescue_seed (n_baseline_misses), the share the strategy hits, mean over seeds
 --   router_*          (helpers: solo strategies but the baseline) the router with this helper at the
---                     paper's tau (rule same_dataset of int_rewrite_router_tau_fits: fitted on ALL the
---                     cell's queries, not per type), over the type's complete groups: share expanded,
+--                     paper's fixed tau (rule paper of int_rewrite_router_tau_fits, var router_paper_tau:
+--                     the same for every type and dataset), over the type's complete groups: share expanded,
 --                     router mean, its gain over the baseline with the paired bootstrap over queries
 with types as (
     select query_id, query_type from {{ ref('stg_queries') }}
@@ -77,7 +77,7 @@ router as (
         r.baseline_value
     from {{ ref('int_rewrite_router_queries') }} as r
     inner join {{ ref('int_rewrite_router_tau_fits') }} as f
-        on f.corpus = r.corpus and f.embedder = r.embedder and f.reranker = r.reranker and f.rule = 'same_dataset'
+        on f.corpus = r.corpus and f.embedder = r.embedder and f.reranker = r.reranker and f.rule = 'paper'
     inner join types as t on t.query_id = r.query_id
 ),
 

@@ -45,12 +45,12 @@ groups as (
 ),
 
 taus as (
-    -- the router's grid and the paper's tau (rule same_dataset of int_rewrite_router_tau_fits, fitted on the
-    -- cell's queries): its answers are the paper's answer-quality table
+    -- the router's grid, the paper's fixed tau (rule paper, var router_paper_tau: the paper's answer-quality
+    -- table) and the per-dataset in-sample midpoint (rule same_dataset, the project's addition)
     select corpus, embedder, reranker, tau from {{ ref('int_rewrite_router_taus') }}
     union
     select corpus, embedder, reranker, tau from {{ ref('int_rewrite_router_tau_fits') }}
-    where rule = 'same_dataset' and tau is not null
+    where rule in ('paper', 'same_dataset') and tau is not null
 ),
 
 baseline as (

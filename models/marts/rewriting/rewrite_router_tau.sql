@@ -1,8 +1,9 @@
 {{ config(tags=['rewriting']) }}
--- Choosing tau: the paper's rule, tau = (mean top-1 score of the (query, seed) pairs the
--- baseline hits + mean of those it misses) / 2 (HIT@10 at rank 10), fitted three ways, each applied to
--- the cell's queries and compared with the best tau of the sweep grid:
---   same_dataset  fitted on the cell's own queries (in-sample: the paper's)
+-- Choosing tau, each rule applied to the cell's queries and compared with the best tau of the sweep grid:
+--   paper         the paper's: tau fixed at var router_paper_tau (0.65) for every dataset, no tuning
+-- and the project's additions, the midpoint rule tau = (mean top-1 score of the (query, seed) pairs the
+-- baseline hits + mean of those it misses) / 2 (HIT@10 at rank 10), fitted three ways:
+--   same_dataset  fitted on the cell's own queries (the per-dataset in-sample midpoint)
 --   transfer      fitted on another corpus (source) with the same embedder and reranker
 --   cross_fit     K = var router_folds folds of queries (md5_number(query_id) % K): each fold's queries
 --                 use the tau fitted on the other folds (no query sets its own threshold); tau = the

@@ -17,6 +17,7 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       strategies: [S1, S2, S3, S4, HyDE, Q2D, S1-pool100, S1-ann4]
       seeds: [42, 123, 2024]
       pool: 20
+      pool_fill: fixed               # the paper's fixed 20-chunk pool; `widen` doubles it until it holds K documents
       mmr: {lambda: 0.85, unit: documents}
       include_original: true
       cosine_band: [0.4, 0.9]
@@ -41,11 +42,13 @@ load_config`). Validation is as strict as the chunking study's: an unknown key o
       rrf_k: 60
       router_taus: [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
       router_taus_cosine: [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
-      router_folds: 5
+      paper_tau: 0.65                # the router's tau of the paper's row (Tables 6, 13, 14): fixed, every dataset
+      router_folds: 5                # the cross-fitted tau (an addition beside the in-sample and transferred ones)
       ensemble_seed: 42              # the seed-42 post-hoc scope of the ensembles and the oracle
       predeclared_subsets: [[S1, Q2D], [S1, HyDE, Q2D], [S1, S3, S4, HyDE], [S1, S3, S4, HyDE, Q2D], [HyDE, Q2D]]
       reference_ensemble: [S1, S3, S4, HyDE]   # the budget controls' share is of its gain over S1
-    reader: {helpers: [Q2D], top_k: 5, mode: short, sample: 200, seeds: [42]}   # or `reader: none`; none without an LLM
+    reader: {helpers: [Q2D], top_k: 5, mode: short, sample: 200, seeds: [42], calls: shared}   # or `reader: none`
+                                     # calls: per_arm is the paper's reading (separate seeded reader calls per arm)
 
 ``analysis:`` and ``reader:`` are validated in :mod:`ragwh.experiment.config.rewriting_analysis`.
 
@@ -101,7 +104,7 @@ TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's ans
 
 _TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
         "analysis", "reader", *ENGINE_KEYS}
-_REWRITING = {"strategies", "seeds", "pool", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
+_REWRITING = {"strategies", "seeds", "pool", "pool_fill", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
               "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann", "dense"}
 
 
@@ -268,7 +271,7 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
         values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),
                                              **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()}}.items()))
     for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original")),
-                         ("dense", ("hnsw", "exact"))):
+                         ("dense", ("hnsw", "exact")), ("pool_fill", ("fixed", "widen"))):
         if key in raw:
             values[key] = r.choice(raw[key], f"rewriting.{key}", choices)
     mmr = r.mapping(raw.get("mmr") or {}, "rewriting.mmr", {"lambda", "unit"})

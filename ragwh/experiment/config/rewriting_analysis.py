@@ -21,6 +21,9 @@ dbt vars of the reader's inputs (which helpers, how many passages, which queries
       sample: 200                        # seeded random queries per cell (null: all)
       sample_seed: 42
       seeds: [42]                        # rewriting seeds the reader reads
+      calls: shared                      # shared: one cached temperature-0 call per distinct prompt (an untriggered
+                                         # query's router - S1 difference is 0); per_arm: the paper's reading, a
+                                         # separate seeded call per arm at the study's sampling temperature
 
 A seed key (``rescue_seed``, ``ensemble_seed``, ``reader.seeds``) must name configured seeds; when the
 paper's 42 is not among ``rewriting.seeds`` and the key is not given, the first configured seed is used
@@ -31,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ingest.rewriting.reader import MAX_TOKENS, PROMPTS
+from ingest.rewriting.reader import MAX_TOKENS, PROMPTS, READER_CALLS
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.bootstrap_cost import too_costly
@@ -44,7 +47,7 @@ from udfs.metrics.registry import metric_names
 ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
                  "bootstrap_seed": "rewriting_bootstrap_seed", "primary_metric": "rewriting_primary_metric",
                  "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
-                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds",
+                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds", "paper_tau": "router_paper_tau",
                  "ensemble_seed": "rewriting_ensemble_seed", "predeclared_subsets": "rewriting_predeclared_subsets",
                  "reference_ensemble": "rewriting_reference_ensemble"}
 RAW_METRICS = metric_names("document")  # seeds/metric_registry.csv
@@ -68,7 +71,9 @@ class ReaderSpec:
     (``reader_top_k``, 1..10) passages; ``modes``: (corpus, ``short`` | ``long``) for every corpus;
     ``max_tokens`` per answer (None: :data:`MAX_TOKENS` of the corpus's mode); ``sample``
     (``reader_sample``): queries per cell drawn with ``sample_seed`` (``reader_sample_seed``), None = all;
-    ``seeds`` (``reader_seeds``): the rewriting seeds whose lists it reads."""
+    ``seeds`` (``reader_seeds``): the rewriting seeds whose lists it reads; ``calls``: ``shared`` (one cached
+    temperature-0 call per distinct prompt) or ``per_arm`` (the paper's reading: separate seeded calls per arm at
+    the study's sampling temperature; :mod:`ingest.rewriting.reader`)."""
 
     helpers: tuple[str, ...] = ("Q2D",)
     top_k: int = 5
@@ -77,6 +82,7 @@ class ReaderSpec:
     sample: int | None = 200
     sample_seed: int = 42
     seeds: tuple[int, ...] = (42,)
+    calls: str = "shared"
 
     def mode_of(self, corpus: str) -> str:
         return dict(self.modes).get(corpus, "short")
@@ -134,6 +140,11 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
                                           f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})")
     if "primary_metric" in raw:
         out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
+    if "paper_tau" in raw:  # the paper's fixed router tau (0.65), applied to every dataset
+        tau = raw["paper_tau"]
+        if not (isinstance(tau, (int, float)) and not isinstance(tau, bool) and -1.0 <= tau <= 1.0):
+            raise r.fail("analysis.paper_tau", f"expected a number in [-1, 1], got {tau!r}")
+        out["paper_tau"] = float(tau)
     for key in ("router_taus", "router_taus_cosine"):
         if key in raw:
             taus = raw[key]
@@ -175,7 +186,7 @@ def parse_reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, 
     helper is a configured solo strategy other than the baseline."""
     if raw in (None, "none") or llm.backend == "none":
         return None
-    raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens", "mode", "sample", "sample_seed", "seeds"})
+    raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens", "mode", "sample", "sample_seed", "seeds", "calls"})
     defaults = ReaderSpec()
     known = load_strategies()
     allowed = [s for s in settings.strategies if known[s].kind == "solo" and s != baseline]
@@ -201,7 +212,8 @@ def parse_reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, 
                                          f"got {list(seeds)}")
     else:
         seeds = defaults.seeds if set(defaults.seeds) <= set(settings.seeds) else settings.seeds[:1]
-    return ReaderSpec(helpers, top_k, max_tokens, _modes(r, raw.get("mode"), corpora), sample, sample_seed, seeds)
+    calls = r.choice(raw["calls"], "reader.calls", READER_CALLS) if "calls" in raw else defaults.calls
+    return ReaderSpec(helpers, top_k, max_tokens, _modes(r, raw.get("mode"), corpora), sample, sample_seed, seeds, calls)
 
 
 def _list(r: _Reader, value: Any, key: str) -> list:

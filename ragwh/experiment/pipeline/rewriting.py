@@ -211,8 +211,9 @@ class RewritingPipeline(StagePipeline):
 
         spec = self.config.reader
         r = reader_stage(self.con, corpus, self._llm_backend(), embedder=embedder, reranker=reranker,
-                         mode=spec.mode_of(corpus), max_tokens=spec.max_tokens_of(corpus))
-        return (f"{r['groups']} {r['mode']} answers ({r['prompt']}; {r['distinct_prompts']} distinct prompts): "
+                         mode=spec.mode_of(corpus), max_tokens=spec.max_tokens_of(corpus), calls=spec.calls,
+                         temperature=self.config.settings.temperature)
+        return (f"{r['groups']} {r['mode']} answers, reader calls {r['calls']} ({r['prompt']}; {r['distinct_prompts']} distinct prompts): "
                 f"{r['llm_calls']} LLM calls ({r['llm_cached']} cached), {r['empty_answer']} empty, {r['cut']} cut, {r['shortened']} prompts shortened")
 
     def report(self, answers_fp: str) -> None:

@@ -212,7 +212,8 @@ class StagePipeline:
         self.fingerprints[(stage, scope)] = fp
         label = escape(f"{stage} [{scope}]" if scope else stage)
         stored = None if force else manifest.stored_stage(self.con, stage, scope)
-        if stored is not None and stored[0] == fp:
+        # 'final:<fp>': finished with LLM answers kept as final failures; --retry-failed runs it again
+        if stored is not None and (stored[0] == fp or (stored[0] == f"final:{fp}" and not self._retry_failed())):
             if stored[1] == manifest.output_digest(self.con, outputs):
                 self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
                 self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
@@ -221,7 +222,7 @@ class StagePipeline:
                                "ran: running it again[/]", soft_wrap=True)
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
-        failed_before = self._llm_failed()
+        failed_before, final_before = self._llm_failed(), self._llm_final()
         try:
             detail = work()
         except (PipelineError, KeyboardInterrupt):
@@ -235,9 +236,13 @@ class StagePipeline:
         failed = self._llm_failed() - failed_before
         if failed:  # recorded as not finished: the next run runs the stage again and asks for these again
             detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
+        final = self._llm_final() - final_before
+        if final:
+            detail += (f"; {final} LLM answers kept as final failures (failed in llm.max_attempts runs; "
+                       "ragwh run --retry-failed asks them again)")
+        recorded = f"incomplete:{fp}" if failed else f"final:{fp}" if final else fp
         try:
-            manifest.record(self.con, stage, scope, f"incomplete:{fp}" if failed else fp, detail, seconds,
-                            manifest.output_digest(self.con, outputs))
+            manifest.record(self.con, stage, scope, recorded, detail, seconds, manifest.output_digest(self.con, outputs))
         except duckdb.Error as exc:
             cause = write_failure(self.warehouse, exc) or " ".join(str(exc).split("\n")[0].split())
             raise PipelineError(f"stage {stage} [{scope}] failed: {cause}") from None
@@ -288,8 +293,21 @@ class StagePipeline:
                 "depends on a changed table")
 
     def _llm_failed(self) -> int:
-        """LLM calls of this run that failed (empty or unusable answers: never cached)."""
+        """LLM calls of this run that failed (empty or unusable answers: never cached) and are asked again."""
         return sum(c.failed for c in self._caches)
+
+    def _llm_final(self) -> int:
+        """LLM answers of this run kept as final failures (failed in llm.max_attempts runs)."""
+        return sum(c.final_failed for c in self._caches)
+
+    def _retry_failed(self) -> bool:
+        """Whether this run asks the final failures again (``ragwh run --retry-failed``)."""
+        if self.config.llm.backend == "none":
+            return False
+        try:
+            return bool(self._llm_config().retry_failed)
+        except Exception:  # a bad LLM setting: the stage that opens the LLM reports it
+            return False
 
     def embedder_name(self, model: str) -> str:
         """The stored name of a configured embedder: the model with its resolved precision suffix."""

@@ -123,8 +123,11 @@ def _tiny_model_label(con: duckdb.DuckDBPyConnection) -> str:
 def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
     what = ("Each solo strategy's 3-seed mean ± sd (over seeds) of the document metrics, and its paired difference in "
             f"{PRIMARY} against S1: mean over queries of the per-query difference (averaged over the seeds both have), "
-            "with the paired bootstrap over queries (95% CI, two-sided p) and Holm's p across the strategies of the cell. "
-            "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits.")
+            "with the paired bootstrap over queries (95% CI, two-sided p, uncorrected as the paper marks it) and, added, "
+            "Holm's p across the strategies of the cell. "
+            "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits. "
+            "Short lists: the (query, seed) rankings holding fewer than 10 / 20 documents (under the paper's fixed "
+            "20-chunk pool, rewriting.pool_fill: fixed, long documents filling several pooled chunks leave a list short).")
     rows = mart(con, "rewrite_solo", "ORDER BY corpus, embedder, reranker, strategy")
     fails = {(r["corpus"], r["embedder"], r["reranker"], r["strategy"]): r for r in mart(con, "rewrite_failure_modes")}
     body = label
@@ -138,21 +141,33 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
             means = [f"{fmt(r['mean_value'])} ± {fmt(r['sd_seeds'])}" if (r := by.get((s, m))) else "–" for m in METRICS]
             table.append([html.escape(s), *means]
                          + [fmt(p.get("delta"), 3), _ci(p), fmt_p(p.get("p_value")), fmt_p(p.get("p_holm")),
-                            fmt(f.get("miss_rate")), fmt(f.get("rescue_rate"))])
-        body += _cell_title(cell) + shown.get(cell, "") + html_table(
-            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue"], table)
+                            fmt(f.get("miss_rate")), fmt(f.get("rescue_rate")), _short(f)])
+        base = fails.get((*cell, "S1"), {})
+        line = (f"<p class='meta'>S1: {_short(base)} rankings hold fewer than 10 / 20 documents</p>"
+                if base.get("n_rankings") is not None else "")
+        body += _cell_title(cell) + shown.get(cell, "") + line + html_table(
+            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue",
+             "short lists (< 10 / < 20)"], table)
     return section("rw-solo", "Query rewriting: solo strategies against S1", what, body)
+
+
+def _short(f: dict) -> str:
+    """'a / b of n': rankings shorter than 10 / 20 documents (rewrite_failure_modes), '–' when not counted."""
+    if f.get("n_rankings") is None:
+        return "–"
+    return f"{f['n_short_10']} / {f['n_short_20']} of {f['n_rankings']}"
 
 
 def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
     what = ("The paper's pre-declared ensembles on its post-hoc seed: each member's top-20 list, the union merged by max "
             f"score and cut at 10, against the best single method on that seed ({PRIMARY}; paired bootstrap over queries, "
-            "Holm within the pre-declared family), with the oracle union of the same members as the ceiling. Below, "
-            "exploratory: every subset fused four ways (max-score union, RRF, CombSUM, CombMNZ), pooled over seeds, the "
-            "five best per rule, Holm over every exploratory subset x rule. ★ marks the scope's best ensemble (chosen "
-            "with hindsight).")
+            "uncorrected p as the paper reports it, and Holm within the pre-declared family added), with the oracle union "
+            "of the same members as the ceiling. Below, exploratory: every subset of two or more strategies fused four "
+            "ways (max-score union, RRF, CombSUM, CombMNZ), pooled over seeds, the five best per rule, Holm over every "
+            "exploratory subset x rule (one-member subsets are no ensembles and enter no family). ★ marks the scope's "
+            "best ensemble (chosen with hindsight).")
     rows = [r for r in mart(con, "rewrite_ensembles", "ORDER BY corpus, embedder, reranker, rule, mean_value DESC, n_members, subset_mask")
-            if r["metric"] == PRIMARY]
+            if r["metric"] == PRIMARY and r["n_members"] >= 2]
     if not rows:
         return section("rw-ensembles", "Ensembles and the oracle union", what,
                        not_run_note("no complete group of the solo strategies (rewrite_ensembles is empty)"))
@@ -179,8 +194,10 @@ def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
 
 def section_budget(con: duckdb.DuckDBPyConnection) -> str:
     what = (f"Budget-matched controls on {PRIMARY}: S1 with a 5x rerank pool and S1 over four HNSW graphs. Share of "
-            "gain captured = the control's gain over S1 / the reference ensemble's gain over S1 (the paper's "
-            "S1+S3+S4+HyDE), both on the same queries and seeds; no share where the reference does not beat S1.")
+            "gain: the paper's share = (the 3-seed control gain) / (the seed-42 reference ensemble - the 3-seed S1), the "
+            "paper's formula (its 40% = 5.08 / 12.48; the reference is the paper's S1+S3+S4+HyDE); added, the "
+            "scope-consistent share = the control's gain over S1 / the reference ensemble's gain over S1, both on the same "
+            "queries and seeds; no share where the reference does not beat S1.")
     rows = [r for r in mart(con, "rewrite_budget_baselines", "ORDER BY corpus, embedder, reranker, scope DESC, control")
             if r["metric"] == PRIMARY]
     if not rows:
@@ -188,24 +205,27 @@ def section_budget(con: duckdb.DuckDBPyConnection) -> str:
     table = [[html.escape(f"{r['corpus']} · {r['embedder']}"), html.escape(SCOPES[r["scope"]].format(seed=r["seed"])),
               html.escape(r["control"]), html.escape(r["status"]), fmt(r["baseline_value"]), fmt(r["control_value"]),
               html.escape(r["reference_subset"] or "–"), fmt(r["reference_value"]), fmt(r["gain_control"], 3), _ci(r),
-              fmt(r["gain_reference"], 3), fmt(r["share_captured"]), html.escape(r["reason"] or "")] for r in rows]
+              fmt(r["gain_reference"], 3), fmt(r.get("share_paper")), fmt(r["share_captured"]), html.escape(r["reason"] or "")]
+             for r in rows]
     return section("rw-budget", "Budget-matched controls", what, html_table(
         ["cell", "scope", "control", "status", "S1", "control", "reference", "reference value", "control gain", "95% CI",
-         "reference gain", "share captured", "reason"], table))
+         "reference gain", "paper's share", "share captured (addition)", "reason"], table))
 
 
 def section_router(con: duckdb.DuckDBPyConnection) -> str:
     what = (f"The confidence-gated router: a query is expanded with the helper (merged with S1 by max score) when S1's "
             f"top-1 score is below tau. The curve plots {PRIMARY} against the share of queries expanded over the tau "
-            "grid, one line per helper; the table gives tau by the paper's rule (midpoint of the hit / miss top-1 means) "
-            "fitted on the same dataset, transferred from another, and cross-fitted on held-out folds, each with its "
-            "gap to the best grid tau.")
+            "grid, one line per helper; the table gives the paper's tau (fixed at 0.65 for every dataset) and, as the "
+            "project's additions, the midpoint of the hit / miss top-1 means fitted on the same dataset (in-sample), "
+            "transferred from another, and cross-fitted on held-out folds, each with its gap to the best grid tau.")
     sweep = [r for r in mart(con, "rewrite_router_sweep", "ORDER BY corpus, embedder, reranker, helper, tau")
              if r["metric"] == PRIMARY]
     if not sweep:
         return section("rw-router", "The router: tau curve and tau rules", what,
                        not_run_note("no complete group with a helper (rewrite_router_sweep is empty)"))
     import matplotlib.pyplot as plt
+
+    from ragwh.experiment.tables.rewriting import TAU_RULES
 
     body = ""
     for cell, rs in _cells(sweep).items():
@@ -222,7 +242,8 @@ def section_router(con: duckdb.DuckDBPyConnection) -> str:
         body += _cell_title(cell) + png(fig, figure_name(f"rewriting-router-{'-'.join(cell)}"))
     rules = [r for r in mart(con, "rewrite_router_tau", "ORDER BY corpus, embedder, reranker, helper, rule, source")
              if r["metric"] == PRIMARY]
-    table = [[html.escape(f"{r['corpus']} · {r['helper']}"), html.escape(r["rule"]), html.escape(r["source"]), fmt(r["tau"]),
+    table = [[html.escape(f"{r['corpus']} · {r['helper']}"), html.escape(TAU_RULES.get(r["rule"], r["rule"])),
+              html.escape(r["source"]), fmt(r["tau"]),
               fmt(100 * r["pct_expanded"], 1), fmt(r["router_value"]), fmt(r["delta_vs_baseline"], 3),
               fmt(r["delta_vs_merge"], 3), fmt(r["best_grid_tau"], 2), fmt(r["gap"], 3)] for r in rules]
     body += html_table(["cell · helper", "tau rule", "fitted on", "tau", "% expanded", PRIMARY, "Δ vs S1",
@@ -290,7 +311,7 @@ def section_types(con: duckdb.DuckDBPyConnection) -> str:
     what = (f"Exploratory, no multiplicity correction: per question type (HotpotQA bridge / comparison, EnterpriseRAG-Bench "
             f"question_type, AmbigNQ ambiguous / single) each strategy's {PRIMARY} and its paired difference from S1 "
             "(bootstrap over the type's queries), the rescue rate of the type's S1 misses at seed 42, and the router's "
-            "gain over S1 with that helper at the paper's tau.")
+            "gain over S1 with that helper at the paper's fixed tau (0.65).")
     rows = [r for r in mart(con, "rewrite_query_type_cuts", "ORDER BY corpus, embedder, reranker, query_type, strategy")
             if r["metric"] == PRIMARY] if relation_exists(con, "rewrite_query_type_cuts") else []
     if not rows:
@@ -309,7 +330,8 @@ def section_answers(con: duckdb.DuckDBPyConnection) -> str:
     what = ("The reader's answers from the top-k passages of S1, always-merge and the router, scored against the gold "
             "answers with SQuAD v1.1 normalization (exact match and token F1, the best over aliases; F1 is the measure "
             "for sentence-long gold answers); paired differences with the bootstrap over queries, overall and split by "
-            "whether the router expanded the query (triggered / untriggered), at every grid tau and at the paper's tau.")
+            "whether the router expanded the query (triggered / untriggered, the paper's Table 14 split), at every grid "
+            "tau, at the paper's fixed tau (0.65) and at the per-dataset in-sample midpoint (an addition).")
     rows = fetch_rows(con, "SELECT * FROM rewrite_answer_quality WHERE split = 'all' OR tau IS NOT NULL "
                            "ORDER BY corpus, embedder, reranker, helper, tau NULLS FIRST, metric, contrast, split") \
         if relation_exists(con, "rewrite_answer_quality") else []
@@ -317,9 +339,26 @@ def section_answers(con: duckdb.DuckDBPyConnection) -> str:
         return section("rw-answers", "Answer quality", what,
                        not_run_note("no reader answers (reader_answers is empty: the reader stage has not run)"))
     table = [[html.escape(f"{r['corpus']} · {r['helper']}" + ("" if r["tau"] is None else f" · tau {r['tau']:.2f}")
-                          + (" (the paper's tau rule)" if r.get("paper_tau") else "")),
+                          + (" (the paper's tau)" if r.get("paper_tau") else "")
+                          + (" (addition: in-sample midpoint)" if r.get("midpoint_tau") else "")),
               html.escape(r["metric"]), html.escape(r["contrast"]), html.escape(r["split"]), fmt(r["n_queries"]),
               fmt(r["mean_treatment"]), fmt(r["mean_control"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"])]
              for r in rows]
-    return section("rw-answers", "Answer quality", what, html_table(
+    return section("rw-answers", "Answer quality", what, _reader_calls(con) + html_table(
         ["cell", "metric", "contrast", "split", "queries", "treatment", "control", "Δ", "95% CI", "p"], table))
+
+
+#: corpus_meta reader_calls -> what the reader's calls were (ingest/rewriting/reader.py)
+READER_CALLS = {"shared": "one cached temperature-0 reader call per distinct prompt (reader.calls: shared): an "
+                          "untriggered query reads S1's passages in both arms, so its router - S1 difference is 0 by "
+                          "construction",
+                "per_arm": "separate seeded reader calls per arm at the study's sampling temperature (reader.calls: "
+                           "per_arm, the paper's reading): untriggered differences are reader noise"}
+
+
+def _reader_calls(con: duckdb.DuckDBPyConnection) -> str:
+    """Which reader calls each corpus's answers came from (corpus_meta reader_calls), one line."""
+    if not relation_exists(con, "corpus_meta"):
+        return ""
+    rows = con.execute("SELECT corpus, value FROM corpus_meta WHERE key = 'reader_calls' ORDER BY 1").fetchall()
+    return "".join(f"<p class='meta'>{html.escape(c)}: {html.escape(READER_CALLS.get(v, v))}</p>" for c, v in rows)

@@ -203,8 +203,9 @@ def test_work_beside_the_builds_waits_for_a_free_core(monkeypatch):
 
 def test_pools_widen_until_they_hold_k_documents():
     """Long documents fill the pool: 10 documents of 8 near-identical chunks each; a 20-chunk pool holds
-    3 documents, so a text that must keep 5 widens to 40 chunks (5 documents), one that must keep 10 to
-    80 (every chunk), one of 2 keeps the configured 20."""
+    3 documents. Under fill 'widen' a text that must keep 5 widens to 40 chunks (5 documents), one that must
+    keep 10 to 80 (every chunk), one of 2 keeps the configured 20; under 'fixed' (the paper's, the default)
+    every pool stays at 20 chunks and the lists hold the 3 documents it has."""
     from ingest.rewriting.textrun import Search, run_searches
 
     rng = np.random.default_rng(2)
@@ -214,7 +215,10 @@ def test_pools_widen_until_they_hold_k_documents():
     index = _index(vectors.astype(np.float32), [c for c in range(10) for _ in range(8)])
     query = (centers[0] + 0.9 * centers[1] + 0.8 * centers[2] + 0.7 * centers[3])[None, :].astype(np.float32)
     searches = [Search(("q",), "q", 20, None, k) for k in (2, 5, 10, 20)]
-    runs, _ = run_searches(index, searches, np.repeat(query, 4, axis=0), scorer=None, lam=0.85)
+    fixed, _ = run_searches(index, searches, np.repeat(query, 4, axis=0), scorer=None, lam=0.85)
+    assert [r.pool for r in fixed] == [20] * 4 and [len(r.dense_pos) for r in fixed] == [20] * 4
+    assert [len(r.mmr_pos) for r in fixed] == [2, 3, 3, 3]
+    runs, _ = run_searches(index, searches, np.repeat(query, 4, axis=0), scorer=None, lam=0.85, fill="widen")
     held = [len({index.doc_ids[p] for p in r.dense_pos}) for r in runs]
     assert [r.pool for r in runs] == [20, 40, 80, 80] and [len(r.dense_pos) for r in runs] == [20, 40, 80, 80]
     assert held[0] < 5 <= held[1] and held[2] == held[3] == 10
@@ -223,7 +227,7 @@ def test_pools_widen_until_they_hold_k_documents():
     # the same through an HNSW graph: a widened pool's recall check is at its widened size
     searches = [Search(("q",), "q", 20, 42, k) for k in (2, 5)]
     ann_runs, _ = run_searches(index, searches, np.repeat(query, 2, axis=0), scorer=None, lam=0.85,
-                               ann=AnnParams(m=2, ef_construction=4, ef_search=4))
+                               ann=AnnParams(m=2, ef_construction=4, ef_search=4), fill="widen")
     assert [r.pool for r in ann_runs] == [20, 40]
     for r in ann_runs:
         exact, _ = topk_inner_product(query, index.vectors, r.pool)

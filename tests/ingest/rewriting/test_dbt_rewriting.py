@@ -44,10 +44,12 @@ def test_dbt_build_green_then_each_singular_test_fails_on_its_corruption(warehou
                     "AND query_id = 'towns/q1'")  # no longer the text's mmr score, and above rank 4's
         con.execute("UPDATE rewrite_runs SET rank = rank + 1 WHERE strategy = 'S1' AND seed = 123 AND rank = 10 "
                     "AND query_id = 'towns/q2'")  # a gap
+        last = "(SELECT max(rank) FROM rewrite_text_runs WHERE strategy = 'S1' AND stage = 'mmr' AND seed = 42 " \
+               "AND query_id = 'towns/q3')"
         con.execute("INSERT INTO rewrite_text_runs SELECT corpus, embedder, reranker, pool, strategy, seed, query_id, "
-                    "variant_idx, stage, 21, chunk_id, doc_id, score, ann_seed, in_exact FROM rewrite_text_runs "
-                    "WHERE strategy = 'S1' AND stage = 'mmr' AND rank = 20 AND seed = 42 AND query_id = 'towns/q3'"
-                    )  # S1's only text: 21 documents, its merged list 20
+                    f"variant_idx, stage, rank + 1, chunk_id, doc_id, score, ann_seed, in_exact FROM rewrite_text_runs "
+                    f"WHERE strategy = 'S1' AND stage = 'mmr' AND rank = {last} AND seed = 42 AND query_id = 'towns/q3'"
+                    )  # S1's only text: one document more than its merged list (20, or fewer from the fixed pool)
         con.execute("UPDATE chunks SET char_start = char_start + 1 WHERE chunkset = 'sentence:64/16' AND chunk_idx = 0 "
                     "AND doc_id = (SELECT min(doc_id) FROM chunks WHERE chunkset = 'sentence:64/16')")
     result = dbt(["build", "--select", *SINGULAR], work)

@@ -137,6 +137,29 @@ def test_identical_passage_lists_share_one_call(cell):
     assert {k: report[k] for k in _funnel(cell)} == _funnel(cell)
 
 
+def test_per_arm_calls_ask_each_arm_separately(cell):
+    """calls per_arm (the paper's reading): each arm (S1, always-merge, router) gets its own seeded request at the
+    study's temperature, so a router list equal to S1's is a separate call; lists repeated across rewriting seeds
+    or taus within one arm still share one. The run's choice is corpus_meta reader_calls."""
+    backend = ScriptedBackend(respond)
+    report, llm = _run(cell, backend, calls="per_arm", temperature=0.7)
+    by_arm = {}
+    for r in backend.requests:
+        by_arm.setdefault(r.item_id.split("|")[2], set()).add((r.sampling, r.messages[0]["content"]))
+    assert {a: {s for s, _ in v} for a, v in by_arm.items()} == {
+        arm: {Sampling(0.7, 1.0, 32, LLM_SEED + offset)} for arm, offset in (("S1", 0), ("always-merge", 1), ("router", 2))}
+    # S1: 2 distinct (query, list); always-merge: q1's merged list and q2's one list; the router: the lists it reads
+    assert (len(by_arm["S1"]), len(by_arm["always-merge"])) == (2, 2) and len(by_arm["router"]) >= 2
+    assert llm.calls == len(backend.requests) == report["distinct_prompts"] == sum(len(v) for v in by_arm.values())
+    assert report["calls"] == "per_arm"
+    assert cell.execute("SELECT value FROM corpus_meta WHERE corpus = 'towns' AND key = 'reader_calls'").fetchall() == [
+        ("per_arm",)]
+    _run(cell, ScriptedBackend(respond))
+    assert cell.execute("SELECT value FROM corpus_meta WHERE key = 'reader_calls'").fetchall() == [("shared",)]
+    with pytest.raises(ValueError, match="reader calls must be one of shared, per_arm"):
+        _run(cell, ScriptedBackend(respond), calls="both")
+
+
 def test_rerun_makes_no_call(cell):
     _run(cell, ScriptedBackend(respond))
     first = _answers(cell)

@@ -96,9 +96,9 @@ def test_per_text_lists_and_per_strategy_k(ran):
                                    ).fetchone()
     assert 20 < n_chunks < 100 and n_docs == 29  # 30 documents, one without chunks (the ran fixture)
     depth = {s.name: s.depth_k for s in load_strategies().values()}
-    # each text's pool: the configured one (20; S1-pool100: 100), doubled while it held fewer than the
-    # text's K distinct documents; each text's list holds exactly K documents (K: depth_k of the seed
-    # for a text among several, max_merged = 20 for a strategy's only text), the corpus has 29
+    # pool_fill fixed (the paper's, the default): each text's pool is the configured one (20; S1-pool100:
+    # 100); its list holds its K documents (K: depth_k of the seed for a text among several, max_merged = 20
+    # for a strategy's only text), or fewer when the pool's chunks come from fewer documents
     rows = con.execute("""
         WITH texts AS (SELECT strategy, seed, query_id, variant_idx, ann_seed, any_value(pool) AS pool,
                               count(*) FILTER (WHERE stage = 'dense') AS n_dense,
@@ -107,15 +107,14 @@ def test_per_text_lists_and_per_strategy_k(ran):
                               count(*) FILTER (WHERE stage = 'mmr') AS n_mmr
                        FROM rewrite_text_runs GROUP BY ALL)
         SELECT *, count(*) OVER (PARTITION BY strategy, seed, query_id) AS n_texts FROM texts""").fetchall()
-    widened = 0
+    short = 0
     for strategy, seed, query_id, variant, graph, pool, n_dense, n_rerank, dense_docs, n_mmr, n_texts in rows:
         k = 20 if n_texts == 1 else depth[strategy]
         base = 100 if strategy == "S1-pool100" else 20
-        assert n_mmr == k and dense_docs >= k, (strategy, query_id, variant)
-        assert n_dense == n_rerank == min(pool, n_chunks)
-        assert pool == base or (pool in (2 * base, 4 * base) or pool == n_chunks) and base < pool <= n_chunks
-        widened += pool > base
-    assert widened > 0  # long documents fill the 20-chunk pools of this corpus
+        assert pool == base and n_dense == n_rerank == min(pool, n_chunks), (strategy, query_id, variant)
+        assert n_mmr == min(k, dense_docs), (strategy, query_id, variant)
+        short += n_mmr < k
+    assert short > 0  # long documents fill the 20-chunk pools of this corpus: some lists are short
     assert {r[0] for r in rows if r[-1] == 1} >= {"S1", "HyDE", "S1-pool100"}
     # mmr documents are distinct, each with its best chunk of the rerank list and that chunk's score
     assert con.execute("""SELECT count(*) FROM (SELECT strategy, seed, query_id, variant_idx, ann_seed, doc_id, count(*) AS n
@@ -128,6 +127,33 @@ def test_per_text_lists_and_per_strategy_k(ran):
         JOIN best b ON (b.strategy, b.seed, b.query_id, b.variant_idx, b.doc_id) = (m.strategy, m.seed, m.query_id,
              m.variant_idx, m.doc_id) AND b.ann_seed IS NOT DISTINCT FROM m.ann_seed
         WHERE m.stage = 'mmr' AND (m.chunk_id <> b.chunk_id OR m.score <> b.score)""").fetchone()[0] == 0
+
+
+def test_pool_fill_widen_fills_every_list(con, models):
+    """pool_fill widen (the project's variant): a pool doubles while it holds fewer than its text's K distinct
+    documents, so every list holds its K documents (the corpus has 29)."""
+    import dataclasses
+
+    load_corpus(con)
+    sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    _run(con, models, ScriptedBackend(respond), settings=dataclasses.replace(SETTINGS, pool_fill="widen"))
+    n_chunks = con.execute("SELECT count(*) FROM chunks WHERE chunkset = 'sentence:64/16'").fetchone()[0]
+    depth = {s.name: s.depth_k for s in load_strategies().values()}
+    rows = con.execute("""
+        WITH texts AS (SELECT strategy, seed, query_id, variant_idx, ann_seed, any_value(pool) AS pool,
+                              count(*) FILTER (WHERE stage = 'dense') AS n_dense,
+                              count(DISTINCT doc_id) FILTER (WHERE stage = 'dense') AS dense_docs,
+                              count(*) FILTER (WHERE stage = 'mmr') AS n_mmr
+                       FROM rewrite_text_runs GROUP BY ALL)
+        SELECT *, count(*) OVER (PARTITION BY strategy, seed, query_id) AS n_texts FROM texts""").fetchall()
+    widened = 0
+    for strategy, seed, query_id, variant, graph, pool, n_dense, dense_docs, n_mmr, n_texts in rows:
+        k = 20 if n_texts == 1 else depth[strategy]
+        base = 100 if strategy == "S1-pool100" else 20
+        assert n_mmr == k and dense_docs >= k and n_dense == min(pool, n_chunks), (strategy, query_id, variant)
+        assert pool == base or (pool in (2 * base, 4 * base) or pool == n_chunks) and base < pool <= n_chunks
+        widened += pool > base
+    assert widened > 0
 
 
 def test_ann_control_searches_each_seeded_graph(ran, models):
@@ -205,7 +231,11 @@ def test_merged_runs_are_the_max_over_texts(ran):
                          WHERE t.stage = 'mmr' AND r.strategy IN ('S1', 'HyDE', 'Q2D', 'S1-pool100')
                          AND (r.doc_id <> t.doc_id OR r.score <> t.score OR r.variant_idx <> t.variant_idx)""").fetchone()[0]
     assert one == 0  # single-text strategies: the merged list IS the text's MMR list
-    assert con.execute("SELECT count(*) FROM rewrite_runs WHERE strategy = 'S1' AND seed = 42").fetchone()[0] == 4 * 20
+    # S1's list per query: its 20 documents, or (the paper's fixed 20-chunk pool) the documents that pool holds
+    n_s1 = con.execute("SELECT count(*) FROM rewrite_runs WHERE strategy = 'S1' AND seed = 42").fetchone()[0]
+    pooled = con.execute("""SELECT sum(least(n, 20)) FROM (SELECT query_id, count(DISTINCT doc_id) AS n FROM rewrite_text_runs
+                            WHERE strategy = 'S1' AND seed = 42 AND stage = 'dense' GROUP BY ALL)""").fetchone()[0]
+    assert n_s1 == pooled < 4 * 20
 
 
 def test_rerun_makes_no_call_and_embeds_nothing(ran, models):
@@ -292,7 +322,7 @@ def test_hyde_average_searches_the_normalized_mean(con, models):
     chunk_vectors = fetch_vectors(con, spec.name, [text_key(t, False) for t in chunk_text])
     dense = con.execute("SELECT variant_idx, score FROM rewrite_text_runs WHERE query_id = 'towns/q1' AND stage = 'dense' "
                         "ORDER BY rank").fetchall()
-    expected = np.sort(chunk_vectors @ mean)[::-1][:len(dense)]  # the pool, widened to hold 20 documents
+    expected = np.sort(chunk_vectors @ mean)[::-1][:len(dense)]  # the pool
     assert {v for v, _ in dense} == {0}  # one search, recorded under the original
     assert np.allclose([s for _, s in dense], expected, atol=1e-5)
 
@@ -367,8 +397,9 @@ def test_single_text_lists_are_in_mmr_order_and_a_fallback_is_s1(con, models):
 
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
+    # pool_fill widen: every list holds its 20 documents, so MMR has room to reorder them
     settings = RewriteSettings(strategies=("S1", "S2"), seeds=(42,), mmr_lambda=0.5, chunk_tokens=64, chunk_overlap=16,
-                               n_variants=(("S2", 3), ("S3", 3), ("S4", 1)))
+                               n_variants=(("S2", 3), ("S3", 3), ("S4", 1)), pool_fill="widen")
     _run(con, models, ScriptedBackend(respond), settings=settings)
     ids, _, texts = chunk_texts(con, "towns", "sentence:64/16")
     vec = dict(zip(ids, fetch_vectors(con, models[0].name, [text_key(t, False) for t in texts]).astype(np.float64)))

@@ -67,8 +67,10 @@ def test_answer_contrasts_and_the_triggered_split(db, answers):
                     assert g[1] == res.n and g[2:4] == pytest.approx((seed_mean(tv), seed_mean(cv)), abs=1e-12)
                     assert g[4:8] == pytest.approx((res.estimate, res.ci_low, res.ci_high, res.p_value), abs=1e-12)
                     n += 1
-    # the synthetic reader answered at tau 0.65, which is no cell's paper tau
-    assert db.execute("select bool_or(paper_tau) from rewrite_answer_quality").fetchone()[0] is False
+    # the synthetic reader answered at tau 0.65: the paper's fixed tau (var router_paper_tau), and no
+    # cell's in-sample midpoint
+    flags = db.execute("select distinct tau, paper_tau, midpoint_tau from rewrite_answer_quality order by 1").fetchall()
+    assert flags == [(0.65, True, False), (None, False, False)]
     keys_without_tau = [k for k in got if k[2] is None]
     assert {k[5] for k in keys_without_tau} == {"always-merge - S1"} and {k[4] for k in keys_without_tau} == {"all"}
     assert n + len(keys_without_tau) == len(got) == 2 * (18 + 2)
@@ -107,15 +109,18 @@ def test_reader_inputs(db):
             n += 1
     assert n > 0 and {k[4] for k in got} == {None, "Q2D"}  # var reader_helpers: Q2D only
     assert {k[:3] + (k[7],) for k in got} == {g[:3] + (g[4],) for g in groups}
-    # the router is read at the paper's tau too (the same-dataset midpoint rule), beside the grid
-    paper = dict(((c, e, r), t) for c, e, r, t in db.execute(
+    # the router is read at the paper's fixed tau 0.65 and at the per-dataset midpoint (the project's
+    # addition), beside the grid
+    midpoint = dict(((c, e, r), t) for c, e, r, t in db.execute(
         "select corpus, embedder, reranker, tau from int_rewrite_router_tau_fits where rule = 'same_dataset'").fetchall())
+    assert midpoint and 0.65 not in midpoint.values()
     for g, lists in groups.items():
-        if "Q2D" in lists and paper.get(g[:3]) is not None:
-            rows = got[(*g[:3], "router", "Q2D", paper[g[:3]], g[3], g[4])]
-            expanded = lists["S1"][0][1] < paper[g[:3]]
-            want = fuse([lists["S1"], lists["Q2D"]], "max")[:5] if expanded else [d for d, _ in lists["S1"][:5]]
-            assert [d for _, d, _ in rows] == want
+        for tau in (0.65, midpoint.get(g[:3])):
+            if "Q2D" in lists and tau is not None:
+                rows = got[(*g[:3], "router", "Q2D", tau, g[3], g[4])]
+                expanded = lists["S1"][0][1] < tau
+                want = fuse([lists["S1"], lists["Q2D"]], "max")[:5] if expanded else [d for d, _ in lists["S1"][:5]]
+                assert [d for _, d, _ in rows] == want
 
 
 def test_reader_sample_and_seeds(warehouse, tmp_path):

@@ -34,7 +34,8 @@ def test_check_prints_the_papers_figures(db):
     # the pipeline side's marts: the synthetic cells have no HNSW pool; list lengths and score quantiles print
     block = lines[lines.index("-- HNSW pool recall against exact search") + 1]
     assert block == "  (no rows)"
-    assert "  strategy | list_length_min | list_length_mean" in text
+    assert "  strategy | list_length_min | list_length_mean | short_10 | short_20" in text
+    assert "gain_reference | share_paper | share_captured" in text
     assert "  corpus | embedder | reranker | strategy | scope | seed | source | n_rankings" in text
 
 

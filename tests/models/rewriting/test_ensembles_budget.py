@@ -132,7 +132,9 @@ def test_ensemble_mart(db, ref):
                     got = rows[(cell[0], scope, f"{rule}|{mask}", m)]
                     n_expected += 1
                     assert got[0] == len(members) and got[3] == best[m]
-                    assert got[12:] == ("predeclared" if rule == "max" and mask in predeclared else "exploratory",
+                    fam = ("single" if len(members) == 1 else
+                           "predeclared" if rule == "max" and mask in predeclared else "exploratory")
+                    assert got[12:] == (fam,
                                         42 if scope == "seed" else None, 1 if scope == "seed" else len({g[3] for g in gs}))
                     assert (got[1], got[4]) == pytest.approx((seed_mean(values), seed_mean(solo[(best[m], m)])), abs=1e-12)
                     assert got[2] is None if scope == "seed" else got[2] == pytest.approx(seed_sd(values), abs=1e-12)
@@ -142,8 +144,11 @@ def test_ensemble_mart(db, ref):
                                                          abs=1e-12)
                     family[(m, got[12])][(rule, mask)] = (got[8], got[9], got[10])
         # Holm within each family of the cell x scope x metric: the pre-declared subsets (rule max) and
-        # every other subset x rule
+        # every other subset of two or more x rule; a one-member subset is in no family
         for (m, fam_name), fam in family.items():
+            if fam_name == "single":
+                assert {v[1:] for v in fam.values()} == {(None, None)} and len(fam) == len(strategies) * len(RULES)
+                continue
             keys = sorted(fam)
             adjusted = holm([fam[k][0] for k in keys])
             assert [fam[k][1] for k in keys] == pytest.approx(list(adjusted), abs=1e-12)
@@ -213,6 +218,22 @@ def test_budget_baselines(db, ref):
                 else:
                     assert status == "no_reference_gain" and share is None and "does not beat S1" in reason
     assert n_ok > 0
+    # the paper's share: the pooled (3-seed) control gain / (the seed-42 reference value - the pooled S1 value),
+    # the same on both scope rows; a share differing from the scope-consistent one somewhere
+    paper = {r[:4]: r[4:] for r in db.execute(
+        "select corpus, scope, control, metric, paper_reference_gain, share_paper from rewrite_budget_baselines").fetchall()}
+    n_paper, differs = 0, False
+    for (corpus, scope, control, m), (den, share_p) in paper.items():
+        pooled, on_seed = rows[(corpus, "pooled", control, m)], rows[(corpus, "seed", control, m)]
+        want_den = None if on_seed[5] is None or pooled[3] is None else on_seed[5] - pooled[3]
+        assert den == pytest.approx(want_den, abs=1e-12)
+        if want_den is not None and want_den > 0:
+            assert share_p == pytest.approx(pooled[6] / want_den, abs=1e-12)
+            n_paper += 1
+            differs |= rows[(corpus, scope, control, m)][11] is None or abs(share_p - rows[(corpus, scope, control, m)][11]) > 1e-6
+        else:
+            assert share_p is None
+    assert n_paper > 0 and differs
     # the cosine stack has no control runs, the hand cell no S3 / S4 (no reference): every row says so
     for control in ("S1-pool100", "S1-ann4"):
         for m in METRICS:

@@ -41,6 +41,21 @@ def test_miss_and_rescue_rates(db, data):
     assert max(got[(c, s)][2] for c, s in got) > 0.3  # strategies do rescue the baseline's misses
 
 
+def test_short_lists_are_counted(db, data):
+    """Per cell x strategy: scored (query, seed) rankings, and how many hold fewer than 10 / 20 documents."""
+    want = defaultdict(lambda: [0, 0, 0])
+    for k in data.scored():
+        n = len(data.lists[k])
+        w = want[(k[0], k[3])]
+        w[0] += 1
+        w[1] += n < 10
+        w[2] += n < 20
+    got = {r[:2]: list(r[2:]) for r in db.execute(
+        "select corpus, strategy, n_rankings, n_short_10, n_short_20 from rewrite_failure_modes").fetchall()}
+    assert got == dict(want)
+    assert any(v[2] > 0 for v in got.values()) and any(v[1] > 0 for v in got.values())  # the data has short lists
+
+
 def test_jaccard_of_top10_sets(db, data):
     tops = {k: {d for d, _ in data.lists[k][:10]} for k in data.scored() if data.kind[k[3]] == "solo"}
     pairs = defaultdict(list)

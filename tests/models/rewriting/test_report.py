@@ -42,6 +42,39 @@ def test_the_papers_tables_in_its_numbering(db):
     assert tables.count("<table") >= 8 * CELLS - 2  # one per cell and seed scope; a cosine-only cell has no router
 
 
+def test_the_papers_defaults_in_the_tables(db):
+    """Marks on the uncorrected p (Holm an added column), the paper's fixed tau first and the additions labelled,
+    the paper's budget share beside the scope-consistent one, Table 14 split triggered / untriggered at tau 0.65."""
+    from ragwh.experiment.tables.build import Context, build
+    from ragwh.experiment.tables.rewriting import ANSWERS, BUDGET, ENSEMBLES, HELPERS, ROUTER, SOLO
+    from ragwh.experiment.tables.spec import marks_for
+
+    solo = build(db, SOLO, Context())
+    p = {(c, s, m): (pv, ph) for c, s, m, pv, ph in db.execute(
+        "select corpus, strategy, metric, p_value, p_holm from rewrite_solo").fetchall()}
+    n_marked = n_differ = 0
+    for t in solo:
+        assert t.headers[3] == "Holm p (HIT@10)"
+        for row in t.rows:
+            for metric, cell in zip(t.headers[4:], row[4:]):
+                pv, ph = p[(t.group["corpus"], row[0].text, metric)]
+                assert cell.marks == marks_for(pv)
+                n_marked += bool(cell.marks)
+                n_differ += marks_for(pv) != marks_for(ph)
+    assert n_marked > 0 and n_differ > 0  # the synthetic data tells the two markings apart
+    ens = build(db, ENSEMBLES, Context())
+    assert ens and all(t.headers[-2:] == ["p", "Holm p"] for t in ens)
+    router = build(db, ROUTER, Context())
+    for t in router:
+        first = [r[1].text for r in t.rows if r[0].text == t.rows[0][0].text]
+        assert first[0] == "the paper's fixed tau" and all(x.startswith("addition: ") for x in first[1:])
+    assert {r[1].text for t in build(db, HELPERS, Context()) for r in t.rows} == {"0.650"}
+    assert all("paper's share" in t.headers and "share captured (addition)" in t.headers for t in build(db, BUDGET, Context()))
+    answers = [r for t in build(db, ANSWERS, Context()) for r in t.rows]
+    assert {(r[1].text, r[4].text) for r in answers} == {("–", "all"), ("0.65", "all"), ("0.65", "triggered"),
+                                                         ("0.65", "untriggered")}
+
+
 def test_the_report_shows_rewriting_only_when_its_marts_have_rows(db, con):
     page = render_report(db, load_config(None), "all-MiniLM-L6-v2", {})
     assert '<a href="#rw-solo">' in page and '<section id="rw-pareto">' in page

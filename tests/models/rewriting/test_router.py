@@ -119,7 +119,7 @@ def test_tau_rules_and_cross_fitting_without_leakage(db, ref):
             grid = {t: v for (c, h, t), v in sweep.items() if (c, h) == (cell[0], helper)}
             best_tau = min(t for t, v in grid.items() if v == max(grid.values()))
             fold_tau = {f: midpoint(cell, _outside(folds, f)) for f in {folds[q] for (c, _, q) in base if c == cell}}
-            choices = [("same_dataset", cell, _const(midpoint(cell)))]
+            choices = [("paper", ("fixed",), _const(0.65)), ("same_dataset", cell, _const(midpoint(cell)))]
             choices += [("transfer", o, _const(midpoint(o))) for o in stacks[cell]]
             choices.append(("cross_fit", cell, _per_fold(folds, fold_tau)))
             # each fold's tau is fitted without the fold's queries: not the in-sample tau, so an SQL
@@ -135,7 +135,7 @@ def test_tau_rules_and_cross_fitting_without_leakage(db, ref):
                 share = {k: float(k in expanded) for k in vals[("router", "HIT@10")]}
                 assert pct == pytest.approx(seed_mean(share), abs=1e-12)
                 assert (bt, bv) == (best_tau, grid[best_tau]) and gap == pytest.approx(value - bv, abs=1e-12)
-    assert {k[2] for k in got} == {"same_dataset", "transfer", "cross_fit"}
+    assert {k[2] for k in got} == {"paper", "same_dataset", "transfer", "cross_fit"}
     assert not any(k[2] == "transfer" and k[0] == "scifact" for k in got)  # alone in its stack
 
 

@@ -58,14 +58,16 @@ def test_analysis_and_reader_become_dbt_vars(tmp_path):
     from ragwh.experiment.config.rewriting import ReaderSpec
 
     cfg = parse_rewriting_config({**BASE, "analysis": {"bootstrap_b": 500, "router_taus": [0.5, 0.6], "rescue_seed": 123,
+                                                       "paper_tau": 0.7,
                                                        "primary_metric": "nDCG@10", "ensemble_seed": 2024,
                                                        "predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
                                                        "reference_ensemble": ["S1", "HyDE"]},
                                   "reader": {"helpers": ["HyDE", "S4"], "top_k": 3, "sample": None, "seeds": [123, 42],
-                                             "mode": "long", "max_tokens": 100}}, tmp_path / "a.yml")
-    assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 100, (("h", "long"),), None, 42, (123, 42))
+                                             "mode": "long", "max_tokens": 100, "calls": "per_arm"}}, tmp_path / "a.yml")
+    assert cfg.reader == ReaderSpec(("HyDE", "S4"), 3, 100, (("h", "long"),), None, 42, (123, 42), "per_arm")
     assert (cfg.reader.mode_of("h"), cfg.reader.max_tokens_of("h")) == ("long", 100)
     assert cfg.dbt_vars() == {"rewriting_bootstrap_b": 500, "router_taus": [0.5, 0.6], "rewriting_rescue_seed": 123,
+                              "router_paper_tau": 0.7,
                               "rewriting_primary_metric": "nDCG@10", "rewriting_ensemble_seed": 2024,
                               "rewriting_predeclared_subsets": [["S1", "Q2D"], ["HyDE", "S3", "S2"]],
                               "rewriting_reference_ensemble": ["S1", "HyDE"], "reader_helpers": ["HyDE", "S4"],
@@ -201,6 +203,9 @@ def test_a_rewrite_cell_whose_runs_were_removed_runs_again(tmp_path):
     ({"analysis": {"bootstrap_b": 0}}, r"analysis.bootstrap_b: expected an integer >= 1"),
     ({"analysis": {"rescue_seed": 7}}, r"analysis.rescue_seed: 7 is not one of rewriting.seeds"),
     ({"analysis": {"router_taus": [0.5, 2]}}, r"analysis.router_taus: expected a non-empty list of numbers in \[-1, 1\]"),
+    ({"reader": {"calls": "twice"}}, r"reader.calls: 'twice' is not one of shared, per_arm"),
+    ({"rewriting": {"pool_fill": "grow"}}, r"rewriting.pool_fill: 'grow' is not one of fixed, widen"),
+    ({"analysis": {"paper_tau": "0.65"}}, r"analysis.paper_tau: expected a number in \[-1, 1\]"),
     ({"analysis": {"primary_metric": "P@10"}}, r"analysis.primary_metric: 'P@10' is not one of"),
     ({"analysis": {"baseline": "S9"}}, r"analysis.baseline: 'S9' is not one of"),
     ({"analysis": {"alpha": 0.05}}, r"analysis.alpha: unknown key"),
@@ -288,25 +293,27 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
         second = CliRunner().invoke(app, args)
         assert second.exit_code == 0, second.output
         # a rerun asks again exactly the 5 failed calls (2 S2, 3 Q2D: empty or unusable answers are never
-        # cached), which fail again; the rewrite rows are then the same, so everything downstream is skipped
+        # cached), which fail again: asked in llm.max_attempts = 2 runs, they are final failures now; the rewrite
+        # rows are then the same, so everything downstream is skipped
         assert server.n_requests == calls + 5
         assert "> rewrite [" in second.output and "= dbt:rewriting: unchanged, skipped" in second.output, second.output
+        assert "5 LLM answers kept as final failures" in " ".join(second.output.split())
         assert "= read [" in second.output and "> dbt:" not in second.output and "> read [" not in second.output
         calls += 5
         with duckdb.connect(str(warehouse)) as con:  # answers deleted by hand: the reader runs again (from the cache)
             con.execute("DELETE FROM reader_answers WHERE setting = 'router'")
         third = CliRunner().invoke(app, args)
         assert third.exit_code == 0, third.output
-        assert "> read [" in third.output and server.n_requests == calls + 5  # rerun, every reader answer cached
-        calls += 5  # the rewrite stage asked the 5 failed calls once more
+        # the rewrite stage is finished (its failures are final): skipped; the reader reruns, every answer cached
+        assert "= rewrite [" in third.output and "> read [" in third.output and server.n_requests == calls
         # the run owns its cell: one seed and fewer strategies now -> nothing else in the tables or the marts
         raw = yaml.safe_load(config.read_text())
         raw["rewriting"].update({"seeds": [42], "strategies": ["S1", "S2", "Q2D", "S1-ann4"]})
         config.write_text(yaml.safe_dump(raw))
         fourth = CliRunner().invoke(app, args)
         assert fourth.exit_code == 0, fourth.output
-        asked = server.bodies[calls:]  # only seed 42's failed calls again; every other text was cached
-        assert len(asked) <= 5 and all(b["seed"] == 42 for b in asked), asked
+        asked = server.bodies[calls:]  # seed 42's failed calls are final failures: not asked; every other text cached
+        assert asked == [], asked
         with duckdb.connect(str(warehouse), read_only=True) as con:
             for table in ("rewrites", "rewrite_text_runs", "rewrite_runs", "rewrite_query_metrics"):
                 assert con.execute(f"SELECT list(DISTINCT seed ORDER BY seed), list(DISTINCT strategy ORDER BY strategy) "
@@ -317,7 +324,9 @@ def test_ragwh_run_rewriting_through_http_then_a_noop_rerun(tmp_path, monkeypatc
     try:
         stages = dict(con.execute("SELECT stage, detail FROM stage_manifest").fetchall())
         assert set(stages) == {"ingest", "chunk:sentence", "rewrite", "dbt:rewriting", "read", "dbt:answers", "report"}
-        assert f"4 strategies x 1 seeds over 4 queries: {len(asked)} LLM calls ({8 - len(asked)} cached)" in stages["rewrite"]
+        assert "4 strategies x 1 seeds over 4 queries: 0 LLM calls (5 cached)" in stages["rewrite"]  # 8 texts: 5 cached,
+        assert stages["rewrite"].endswith("; 3 LLM answers kept as final failures (failed in llm.max_attempts runs; "  # 3 final
+                                          "ragwh run --retry-failed asks them again)")
         assert con.execute("SELECT count(*) FROM query_answers").fetchone()[0] == 4
         meta = dict(con.execute("SELECT key, value FROM corpus_meta WHERE corpus = 'hotpotqa' "
                                 "AND starts_with(key, 'rewriting')").fetchall())
