@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from benchmarks.bench_embed import passages
 from ingest.retrieval.embed import embed_texts

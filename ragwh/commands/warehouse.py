@@ -34,7 +34,7 @@ def _show(console: Console, con, query: str, max_rows: int, as_csv: bool) -> Non
         table.add_row(*("NULL" if v is None else escape(str(v)) for v in row))
     console.print(table)
     shown = min(len(rows), max_rows)
-    console.print(f"{shown} row{'s' if shown != 1 else ''}" + (f" shown (more: --max-rows N, or --csv for all)"
+    console.print(f"{shown} row{'s' if shown != 1 else ''}" + (" shown (more: --max-rows N, or --csv for all)"
                                                                  if len(rows) > max_rows else ""))
 
 

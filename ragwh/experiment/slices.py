@@ -141,7 +141,7 @@ def forest(s: SlicedContrast):
     ax.tick_params(axis="x", labelsize=6.5)
     ax.grid(axis="x", alpha=0.3)
     ax.set_xlabel("mean Δ (treatment − control), 95% clustered CI" if s.mart == "contrast_slices"
-                  else f"mean Δ against the baseline, 95% CI", fontsize=7)
+                  else "mean Δ against the baseline, 95% CI", fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -15,7 +15,7 @@ from ingest.llm.scripted import ScriptedBackend
 from ragwh.experiment.config.rewriting import load_experiment
 from ragwh.experiment.pipeline.rewriting import RewritingPipeline
 from tests.ingest.llm.chat_server import ChatServer
-from tests.reliability.cli import one_line, ragwh
+from tests.reliability.cli import ragwh
 from tests.reliability.inputs import write_hotpot
 from warehouse.schema import ensure_schema
 
