@@ -59,7 +59,14 @@ def test_cpu_experiment_on_qasper_papers(shared_data, tmp_path, monkeypatch):
         con.close()
 
     page = report.read_text(encoding="utf-8")
-    assert page.count("<img") == 5 and "★ C2" in page and "not run" in page  # forest, dose, budget, funnel, sizes
+    start = page.index('<section id="slices">')
+    slices, rest = page[start:page.index("</section>", start)], page[:start] + page[page.index("</section>", start):]
+    assert rest.count("<img") == 5 and "★ C2" in rest and "not run" in rest  # forest, dose, budget, funnel, sizes
+    # the slices section: one forest plot per primary contrast and label
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        pairs = con.execute("SELECT count(DISTINCT (contrast, label)) FROM contrast_slices WHERE is_primary_cell"
+                            ).fetchone()[0]
+    assert pairs >= 3 * 3 and slices.count("<img") == pairs
     assert 'src="http' not in page  # self-contained
 
     # nothing changed: every stage is skipped, nothing is embedded, retrieved or built

@@ -58,8 +58,9 @@ def test_json_shape_and_rows(bench):
                            "GROUP BY strategy").fetchall())
     con.close()
     assert set(per) == set(STRATEGIES + LLM_STRATEGIES) and sum(per.values()) == counts["rewrite_runs"]
-    # S1 and S1-pool100: 20 documents x 10 queries x 3 seeds; S1-ann4 unions four 10-document lists
-    assert per["S1"] == per["S1-pool100"] == 20 * QUERIES * 3
+    # S1-pool100: 20 documents x 10 queries x 3 seeds; S1 ranks the paper's fixed pool of 20 chunks, which may hold
+    # fewer than 20 documents (rewriting.pool_fill: fixed); S1-ann4 unions four 10-document lists
+    assert per["S1-pool100"] == 20 * QUERIES * 3 and 10 * QUERIES * 3 <= per["S1"] <= per["S1-pool100"]
     assert 10 * QUERIES * 3 <= per["S1-ann4"] <= 20 * QUERIES * 3
 
 
