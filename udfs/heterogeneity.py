@@ -48,39 +48,55 @@ def slice_heterogeneity(values: Sequence[float], clusters: Sequence, groups: Seq
                         seed: int = 0) -> HeterogeneityResult:
     """The heterogeneity test of the module doc: ``values`` the paired deltas, ``clusters`` their documents,
     ``groups`` their slices (the label's value). Fewer than two slices: statistic 0, p NaN."""
-    v = np.asarray(values, dtype=np.float64)
-    c = np.asarray(clusters)
-    g = np.asarray(groups)
-    if not (len(v) == len(c) == len(g)):
-        raise ValueError(f"{len(v)} values, {len(c)} clusters and {len(g)} groups: lengths differ")
-    if len(v) == 0:
-        raise ValueError("no values to test")
-    if not np.isfinite(v).all():
-        raise ValueError(f"{int((~np.isfinite(v)).sum())} non-finite value(s)")
+    return slice_heterogeneity_many([values], [clusters], [groups], n_boot, seed)[0]
+
+
+def slice_heterogeneity_many(values: Sequence[Sequence[float]], clusters: Sequence[Sequence], groups: Sequence[Sequence],
+                             n_boot: int = 10_000, seed: int = 0) -> list[HeterogeneityResult]:
+    """:func:`slice_heterogeneity` for many tests; tests over the same documents share one matrix product per
+    block of replicates (identical to separate calls: the draws depend only on the documents, B and seed)."""
+    if not (len(values) == len(clusters) == len(groups)):
+        raise ValueError(f"{len(values)} value lists, {len(clusters)} cluster lists, {len(groups)} group lists")
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    docs, d_inv = np.unique(c, return_inverse=True)
-    slices, g_inv = np.unique(g, return_inverse=True)
-    n_c, n_g = len(docs), len(slices)
-    if n_g < 2:
-        return HeterogeneityResult(0.0, float("nan"), 0, n_g, len(v), n_c)
-    size = np.bincount(g_inv, minlength=n_g).astype(np.float64)
-    means = np.bincount(g_inv, weights=v, minlength=n_g) / size
-    q = _spread(means[None, :], size[None, :])[0]
-    resid = v - means[g_inv]
-    cell = d_inv * n_g + g_inv                        # (document, slice) -> flat index
-    sums = np.bincount(cell, weights=resid, minlength=n_c * n_g).reshape(n_c, n_g)
-    counts = np.bincount(cell, minlength=n_c * n_g).reshape(n_c, n_g).astype(np.float64)
-    stats = np.hstack([sums, counts])
-    tol = 1e-12 * max(q, float(np.abs(v).max()) ** 2)
-    n_exceed = 0
-    for _, draw in resampling_counts(n_c, n_boot, seed):
-        acc = draw.astype(np.float64) @ stats
-        r_sum, r_n = acc[:, :n_g], acc[:, n_g:]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m_star = np.where(r_n > 0, r_sum / r_n, 0.0)
-        n_exceed += int(np.count_nonzero(_spread(m_star, r_n) >= q - tol))
-    return HeterogeneityResult(float(q), n_exceed / n_boot, n_exceed, n_g, len(v), n_c)
+    results: list[HeterogeneityResult | None] = [None] * len(values)
+    by_docs: dict[tuple, list[tuple]] = {}
+    for i, (values_i, clusters_i, groups_i) in enumerate(zip(values, clusters, groups)):
+        v, c, g = np.asarray(values_i, dtype=np.float64), np.asarray(clusters_i), np.asarray(groups_i)
+        if not (len(v) == len(c) == len(g)):
+            raise ValueError(f"{len(v)} values, {len(c)} clusters and {len(g)} groups: lengths differ")
+        if len(v) == 0:
+            raise ValueError("no values to test")
+        if not np.isfinite(v).all():
+            raise ValueError(f"{int((~np.isfinite(v)).sum())} non-finite value(s)")
+        docs, d_inv = np.unique(c, return_inverse=True)
+        slices, g_inv = np.unique(g, return_inverse=True)
+        n_c, n_g = len(docs), len(slices)
+        if n_g < 2:
+            results[i] = HeterogeneityResult(0.0, float("nan"), 0, n_g, len(v), n_c)
+            continue
+        size = np.bincount(g_inv, minlength=n_g).astype(np.float64)
+        means = np.bincount(g_inv, weights=v, minlength=n_g) / size
+        q = _spread(means[None, :], size[None, :])[0]
+        cell = d_inv * n_g + g_inv                        # (document, slice) -> flat index
+        sums = np.bincount(cell, weights=v - means[g_inv], minlength=n_c * n_g).reshape(n_c, n_g)
+        counts = np.bincount(cell, minlength=n_c * n_g).reshape(n_c, n_g).astype(np.float64)
+        tol = 1e-12 * max(q, float(np.abs(v).max()) ** 2)
+        by_docs.setdefault(tuple(docs.tolist()), []).append((i, q, tol, n_g, np.hstack([sums, counts]), len(v)))
+    for docs, tests in by_docs.items():
+        stats = np.hstack([t[4] for t in tests])
+        starts = np.cumsum([0] + [2 * t[3] for t in tests])
+        exceed = [0] * len(tests)
+        for _, draw in resampling_counts(len(docs), n_boot, seed):
+            acc = draw.astype(np.float64) @ stats
+            for k, (_, q, tol, n_g, _, _) in enumerate(tests):
+                r_sum, r_n = acc[:, starts[k]:starts[k] + n_g], acc[:, starts[k] + n_g:starts[k + 1]]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    m_star = np.where(r_n > 0, r_sum / r_n, 0.0)
+                exceed[k] += int(np.count_nonzero(_spread(m_star, r_n) >= q - tol))
+        for k, (i, q, _, n_g, _, n) in enumerate(tests):
+            results[i] = HeterogeneityResult(float(q), exceed[k] / n_boot, exceed[k], n_g, n, len(docs))
+    return results  # type: ignore[return-value]
 
 
 def _spread(means: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ SQL name -> kernel
     doc_mrr(run_rel, k)                                            udfs.metrics.doc_level
     cluster_bootstrap(values, clusters, n_boot, seed) -> STRUCT    udfs.bootstrap.cluster_bootstrap_many
     slice_heterogeneity(values, clusters, groups, n_boot, seed) -> STRUCT
-                                                                   udfs.heterogeneity.slice_heterogeneity
+                                                                   udfs.heterogeneity.slice_heterogeneity_many
     holm_adjust(p_values) -> DOUBLE[]                              udfs.multiple.holm_families
     cohens_dz(deltas)                                              udfs.effects.cohens_dz_rows
     mde(se)                                                        udfs.effects.mde (alpha .05, power .8)
@@ -36,7 +36,7 @@ from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
 from udfs.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
 from udfs.effects import cohens_dz_rows, mde
-from udfs.heterogeneity import slice_heterogeneity
+from udfs.heterogeneity import slice_heterogeneity_many
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
@@ -166,8 +166,7 @@ def _heterogeneity(values, clusters, groups, n_boot, seed):
     if not len(n_boot):
         return pa.array([], type=pa.struct(list(_HETEROGENEITY_FIELDS)))
     b, s = _const(n_boot, "n_boot"), _const(seed, "seed")
-    res = [slice_heterogeneity(v, c, g, b, s)
-           for v, c, g in zip(_list_rows(values), _list_rows(clusters), _list_rows(groups))]
+    res = slice_heterogeneity_many(_list_rows(values), _list_rows(clusters), _list_rows(groups), b, s)
     return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _HETEROGENEITY_FIELDS],
                                       names=[f for f, _ in _HETEROGENEITY_FIELDS])
 

@@ -109,3 +109,14 @@ def test_sql_udf_equals_the_kernel():
                       [list(v), list(c), list(g)]).fetchone()[0]
     ref = slice_heterogeneity(v, c, g, n_boot=500, seed=13)
     assert got == {"statistic": ref.statistic, "p_value": ref.p_value, "n_exceed": ref.n_exceed, "n_slices": 3}
+
+
+def test_many_tests_at_once_equal_separate_calls():
+    from udfs.heterogeneity import slice_heterogeneity_many
+
+    data = [_data(np.random.default_rng(20 + i), n_docs=15, planted=0.1 * i) for i in range(3)]
+    same_docs = (data[0][0] * 2, data[0][1], data[0][2])  # the first test's documents again: one shared product
+    problems = [*data, same_docs, ([0.1, 0.2], ["d1", "d2"], ["a", "a"])]
+    many = slice_heterogeneity_many([p[0] for p in problems], [p[1] for p in problems], [p[2] for p in problems], 200, 5)
+    assert many == [slice_heterogeneity(*p, n_boot=200, seed=5) for p in problems[:4]] + [many[4]]
+    assert many[4].n_slices == 1 and np.isnan(many[4].p_value)
