@@ -1,4 +1,4 @@
-{#- Holm's step-down adjustment within families (udfs/multiple.py, UDF holm_adjust): one row per test of
+{#- Holm's step-down adjustment within families (udfs/stats/multiple.py, UDF holm_adjust): one row per test of
     `source` with its family's columns (`family_by`), its key columns (`keys`, unique within a family),
     family_size (the m the family was adjusted over) and p_holm. Each family's p-values are adjusted
     together in the order of `keys`; `p_value` is the expression of a test's unadjusted p. -#}

@@ -1,4 +1,4 @@
-{#- The query-rewriting study's paired bootstrap (udfs/bootstrap.py::paired_bootstrap): the mean of a list of
+{#- The query-rewriting study's paired bootstrap (udfs/stats/bootstrap.py::paired_bootstrap): the mean of a list of
     per-query values (paired deltas, one per query in query_id order) resampled by query, with the study's
     B (var rewriting_bootstrap_b) and seed (var rewriting_bootstrap_seed). Returns the UDF's STRUCT
     (estimate, ci_low, ci_high, p_value, se, n, n_clusters, n_far). -#}

@@ -5,7 +5,7 @@
     or with `min_docs`, fewer than slice_min_docs documents), b = the bootstrap STRUCT of the mean delta (`bootstrap`:
     'cluster' = cluster_bootstrap over units, 'paired' = paired_bootstrap over queries in query_id order) with
     B = `n_boot` and seed `seed`, p_holm / holm_family_size (Holm within (keys, label) over the slices meeting the
-    minimum; NULL below it), h = the heterogeneity STRUCT of (keys, label) (udfs/heterogeneity.py, same B and seed,
+    minimum; NULL below it), h = the heterogeneity STRUCT of (keys, label) (udfs/stats/heterogeneity.py, same B and seed,
     over the slices meeting the minimum; NULL with fewer than two). -#}
 {% macro slice_contrasts(labelled, keys, bootstrap, n_boot, seed, min_docs) -%}
 {%- set by = keys | join(', ') -%}

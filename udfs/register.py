@@ -14,13 +14,13 @@ SQL name -> kernel
     binary_mrr(rel), binary_ndcg(rel, n_relevant, k)               udfs.metrics.binary
     doc_hit(run_rel, k), doc_recall(run_rel, qrels_rel, k), doc_ndcg(run_rel, qrels_rel, k),
     doc_mrr(run_rel, k)                                            udfs.metrics.doc_level
-    cluster_bootstrap(values, clusters, n_boot, seed) -> STRUCT    udfs.bootstrap.cluster_bootstrap_many
+    cluster_bootstrap(values, clusters, n_boot, seed) -> STRUCT    udfs.stats.bootstrap.cluster_bootstrap_many
     slice_heterogeneity(values, clusters, groups, n_boot, seed) -> STRUCT
-                                                                   udfs.heterogeneity.slice_heterogeneity_many
-    holm_adjust(p_values) -> DOUBLE[]                              udfs.multiple.holm_families
-    cohens_dz(deltas)                                              udfs.effects.cohens_dz_rows
-    mde(se)                                                        udfs.effects.mde (alpha .05, power .8)
-    paired_bootstrap(values, n_boot, seed) -> STRUCT               udfs.bootstrap.paired_bootstrap_many
+                                                                   udfs.stats.heterogeneity.slice_heterogeneity_many
+    holm_adjust(p_values) -> DOUBLE[]                              udfs.stats.multiple.holm_families
+    cohens_dz(deltas)                                              udfs.stats.effects.cohens_dz_rows
+    mde(se)                                                        udfs.stats.effects.mde (alpha .05, power .8)
+    paired_bootstrap(values, n_boot, seed) -> STRUCT               udfs.stats.bootstrap.paired_bootstrap_many
                                                                    (each value its own unit, in list order)
     squad_score(answer, golds) -> STRUCT(em, f1)                   udfs.metrics.squad.squad_scores (max over golds)
     squad_normalize(text)                                          udfs.metrics.squad.normalize_answer
@@ -34,16 +34,16 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
-from udfs.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
-from udfs.effects import cohens_dz_rows, mde
-from udfs.heterogeneity import slice_heterogeneity_many
+from udfs.stats.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
+from udfs.stats.effects import cohens_dz_rows, mde
+from udfs.stats.heterogeneity import slice_heterogeneity_many
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from udfs.metrics.span_recall import span_recall
 from udfs.metrics.squad import normalize_answer, squad_scores
 from udfs.metrics.token_budget import token_budget_coverage
-from udfs.multiple import holm_families
+from udfs.stats.multiple import holm_families
 from udfs.ragged import as_ragged
 
 _INTS = duckdb.list_type(BIGINT)

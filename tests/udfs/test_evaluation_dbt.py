@@ -7,14 +7,14 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from udfs.bootstrap import cluster_bootstrap
-from udfs.effects import cohens_dz
+from udfs.stats.bootstrap import cluster_bootstrap
+from udfs.stats.effects import cohens_dz
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_ndcg
 from udfs.metrics.span_recall import span_recall
 from udfs.metrics.token_budget import token_budget_coverage
-from udfs.mixed import mixedlm_contrast
-from udfs.multiple import holm
+from udfs.stats.mixed import mixedlm_contrast
+from udfs.stats.multiple import holm
 from ingest.retrieval.imported import import_run
 from warehouse.db import connect
 from warehouse.dbt import run_dbt

@@ -3,11 +3,11 @@ import duckdb
 import numpy as np
 import pytest
 
-from udfs.bootstrap import cluster_bootstrap
+from udfs.stats.bootstrap import cluster_bootstrap
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.span_recall import span_recall
 from udfs.metrics.token_budget import token_budget_coverage
-from udfs.multiple import holm
+from udfs.stats.multiple import holm
 from udfs.register import UDFS, register_all
 
 
@@ -65,7 +65,7 @@ def test_non_constant_k_is_an_error(db):
 
 
 def test_rewriting_udfs_match_kernels(db):
-    from udfs.bootstrap import paired_bootstrap
+    from udfs.stats.bootstrap import paired_bootstrap
     from udfs.metrics.squad import squad_scores
 
     rng = np.random.default_rng(4)

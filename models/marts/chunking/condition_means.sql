@@ -1,7 +1,7 @@
 {{ config(tags=['evaluation']) }}
 -- Exploratory: mean (and sd over queries) of every metric per condition and cell, with its 95%
 -- document-clustered bootstrap interval: the kernel and the B / seed of the contrasts
--- (udfs/bootstrap.py; documents resampled, every query of a drawn document enters; a query without
+-- (udfs/stats/bootstrap.py; documents resampled, every query of a drawn document enters; a query without
 -- a document is its own cluster), so a paper's per-condition table carries the same uncertainty as
 -- its contrasts. Aggregates run over the values in sorted order, so the float sums (and so the
 -- table) are bit-identical across builds whatever order query_metrics returns its rows in.

@@ -1,5 +1,5 @@
 {{ config(tags=['evaluation']) }}
--- Minimum detectable effect per contrast and cell from the bootstrap spread (udfs/effects.py::mde):
+-- Minimum detectable effect per contrast and cell from the bootstrap spread (udfs/stats/effects.py::mde):
 -- MDE = (z_{0.975} + z_{0.80}) * se_boot = 2.8016 * se_boot, two-sided alpha = .05, power = .80,
 -- in metric units. |mean_delta| < mde: the study could not have reliably detected an effect that size.
 select

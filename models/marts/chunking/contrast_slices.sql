@@ -2,11 +2,11 @@
 -- Exploratory: every contrast of every cell sliced by every label (int_query_labels: the built-in labels of
 -- seeds/slice_labels.csv and the analysts' of `ragwh label add`). Per (contrast, cell, label, value): the
 -- paired per-query deltas of int_contrast_deltas whose query has that value, their mean, the document-
--- clustered bootstrap CI and two-sided p (the contrasts' kernel, udfs/bootstrap.py, with their B and seed:
--- settings bootstrap_b, bootstrap_seed), Holm within the (contrast, cell, label) family (udfs/multiple.py);
+-- clustered bootstrap CI and two-sided p (the contrasts' kernel, udfs/stats/bootstrap.py, with their B and seed:
+-- settings bootstrap_b, bootstrap_seed), Holm within the (contrast, cell, label) family (udfs/stats/multiple.py);
 -- macros/slices.sql. A slice below settings slice_min_queries / slice_min_docs is flagged and gets no p, no
 -- Holm p and no place in the family or the heterogeneity test. Per (contrast, cell, label), repeated on each of its rows: does the
--- delta differ between the label's values (udfs/heterogeneity.py: n-weighted between-slice spread, clustered
+-- delta differ between the label's values (udfs/stats/heterogeneity.py: n-weighted between-slice spread, clustered
 -- bootstrap with the null imposed, same B and seed; over the slices that meet the minimum, at least two).
 -- docs/slicing.md says why that test.
 with labelled as (

@@ -1,7 +1,7 @@
 {{ config(tags=['evaluation']) }}
 -- The contrast families per cell (table `contrasts`): mean paired delta (treatment - control) with its
 -- document-clustered bootstrap CI and two-sided p, Holm step-down p across the contrasts of the
--- same family and cell (udfs/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms
+-- same family and cell (udfs/stats/multiple.py; family_size = the m it adjusted over: the contrasts whose two arms
 -- both have runs in the cell, so a missing arm shows as a smaller family, never silently), Cohen's dz.
 -- family: 'preregistered' (C1-C4 of the seed contrast_family) or 'declared' (an experiment's own
 -- contrasts, var declared_contrasts, possibly between two systems: embedder = the treatment arm's,

@@ -13,7 +13,7 @@
 --   best_solo  = the solo strategy with the highest mean of the metric over the same groups (ties:
 --                lower bit, the baseline first): on the ensemble seed alone in scope 'seed'
 --   delta      = mean over queries of the query's mean over seeds of (ensemble - best solo); ci / p from
---                the paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, the study's B and seed)
+--                the paired bootstrap over queries (udfs/stats/bootstrap.py::paired_bootstrap, the study's B and seed)
 --   family     = 'predeclared' for rule max x a subset of var rewriting_predeclared_subsets (the paper's
 --                ensembles); 'single' for a one-member subset (a solo strategy's list re-fused: no ensemble);
 --                else 'exploratory'

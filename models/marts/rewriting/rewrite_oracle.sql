@@ -7,7 +7,7 @@
 --   best_member = the member with the highest mean HIT@10 over the same groups of the scope (ties: lower
 --                 bit, the baseline first); best_member_hit its mean
 --   delta       = mean over queries of the query's mean over seeds of (oracle - best member), with the
---                 paired bootstrap over queries (udfs/bootstrap.py::paired_bootstrap, B and seed the study's vars)
+--                 paired bootstrap over queries (udfs/stats/bootstrap.py::paired_bootstrap, B and seed the study's vars)
 -- The means over a group's 0/1 values (and their -1/0/1 differences) use exact_avg: their sum is an integer,
 -- so it is the same double as avg(x order by x) (one rounding, in the division), without a per-group sort.
 with scopes as (

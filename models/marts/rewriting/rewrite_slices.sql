@@ -7,9 +7,9 @@
 --   router    'router:<helper>': the router with the cross-fitted tau (int_rewrite_router_tau_fits, rule
 --             cross_fit: no query sets its own threshold) - the baseline, per query at that seed
 -- Per (contrast, cell, metric, label, value): mean paired delta, the study's paired bootstrap over queries
--- (udfs/bootstrap.py::paired_bootstrap, settings rewriting_bootstrap_b / rewriting_bootstrap_seed), Holm within
+-- (udfs/stats/bootstrap.py::paired_bootstrap, settings rewriting_bootstrap_b / rewriting_bootstrap_seed), Holm within
 -- (contrast, cell, metric, label), the minimum-size flag (setting slice_min_queries), and the heterogeneity test
--- with queries as the resampling units (udfs/heterogeneity.py); macros/slices.sql, docs/slicing.md.
+-- with queries as the resampling units (udfs/stats/heterogeneity.py); macros/slices.sql, docs/slicing.md.
 with metrics_long as (
     select corpus, embedder, reranker, strategy, seed, query_id, metric, value
     from {{ ref('rewrite_query_metrics') }}

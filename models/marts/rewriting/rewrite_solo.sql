@@ -5,11 +5,11 @@
 --   sd_seeds    = sample sd (ddof 1) of those seed means (NULL with one seed)
 --   delta       = mean over the paired queries of d_q, the query's mean over the seeds both have of
 --                 (strategy - baseline) (rewrite_baseline_deltas: the pairing rule of the whole study)
---   ci_low/high, p_value: paired bootstrap of mean(d_q) resampling queries (udfs/bootstrap.py::
+--   ci_low/high, p_value: paired bootstrap of mean(d_q) resampling queries (udfs/stats/bootstrap.py::
 --                 paired_bootstrap, B = var rewriting_bootstrap_b, seed var rewriting_bootstrap_seed,
 --                 queries in query_id order; two-sided p)
 --   p_holm      = Holm step-down over the non-baseline solo strategies of the cell x metric
---                 (udfs/multiple.py; family_size = its m). The paper corrects nothing: p_value is its p.
+--                 (udfs/stats/multiple.py; family_size = its m). The paper corrects nothing: p_value is its p.
 -- The baseline's own row has no delta.
 with per_seed as (
     select corpus, embedder, reranker, strategy, metric, seed, avg(value order by value) as seed_mean, count(*) as n

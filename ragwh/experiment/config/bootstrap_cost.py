@@ -1,12 +1,12 @@
 """What a bootstrap of B replicates costs, and the ceilings over which a config is refused before any work.
 
-Both studies bootstrap their statistics in the evaluation build (``udfs/bootstrap.py``): the chunking study
+Both studies bootstrap their statistics in the evaluation build (``udfs/stats/bootstrap.py``): the chunking study
 every condition mean and contrast (``bootstrap.B``, documents resampled), the rewriting study every delta
 (``analysis.bootstrap_b``, queries resampled). A lower bound of the cost, from how that code works:
 
 - memory: a statistic's B replicate means are held at once (8 bytes each) and ``np.percentile`` sorts a
   copy: at least :data:`BYTES_PER_REPLICATE` x B bytes for each statistic; the rewriting study's paired
-  bootstrap also keeps its B x n resampling counts (``udfs/bootstrap.py``, ``_unit_counts``: 2 bytes a count
+  bootstrap also keeps its B x n resampling counts (``udfs/stats/bootstrap.py``, ``_unit_counts``: 2 bytes a count
   below 65,536 units, else 8), shared by its statistics;
 - time: drawing one unit (a document or a query) into one replicate takes at least :data:`NS_PER_DRAW`
   (measured 10-80 ns on one core), so P statistics over n units take at least B x P x n x 10 ns.

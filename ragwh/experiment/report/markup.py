@@ -91,7 +91,7 @@ def fmt(value, digits: int = 3) -> str:
 
 def p_text(value, n_boot: int | None = None, scale: int = 1) -> str:
     """A p-value as plain text: '–' when absent; a bootstrap p of exactly 0 (no replicate of ``n_boot``
-    on the far side of zero, udfs/bootstrap.py) as '< 1/B' ('< m/B' for a Holm p adjusted over a family
+    on the far side of zero, udfs/stats/bootstrap.py) as '< 1/B' ('< m/B' for a Holm p adjusted over a family
     of ``scale`` = m contrasts); otherwise '<0.001' or three decimals. The report and the CLI summary
     both use it."""
     if value is None:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ingest.corpora.labels import add_labels
-from udfs.heterogeneity import slice_heterogeneity
-from udfs.multiple import holm
+from udfs.stats.heterogeneity import slice_heterogeneity
+from udfs.stats.multiple import holm
 from warehouse.db import connect
 from warehouse.dbt import run_dbt
 

@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 from ranx import Qrels, Run, evaluate
 
-from udfs.bootstrap import paired_bootstrap
+from udfs.stats.bootstrap import paired_bootstrap
 
 SOLO = ("S1", "HyDE", "Q2D", "S2", "S3", "S4")   # bit order: the baseline, then by name
 METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")

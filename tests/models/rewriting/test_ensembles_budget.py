@@ -25,7 +25,7 @@ from tests.models.rewriting.reference import (
     subsets,
 )
 from tests.models.rewriting.reference import fuse as ref_fuse
-from udfs.multiple import holm  # = statsmodels multipletests(method="holm"): tests/udfs/test_statistics.py
+from udfs.stats.multiple import holm  # = statsmodels multipletests(method="holm"): tests/udfs/test_statistics.py
 
 RULES = ("max", "rrf", "combsum", "combmnz")
 RANX_RULE = {"max": ("max", None), "rrf": ("rrf", "min-max"), "combsum": ("sum", "min-max"), "combmnz": ("mnz", "min-max")}

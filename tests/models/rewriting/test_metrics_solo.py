@@ -9,7 +9,7 @@ import pytest
 
 from tests.models.rewriting.conftest import SEED, B
 from tests.models.rewriting.reference import Data, paired, ranx_metrics, seed_mean, seed_sd
-from udfs.multiple import holm  # = statsmodels multipletests(method="holm"): tests/udfs/test_statistics.py
+from udfs.stats.multiple import holm  # = statsmodels multipletests(method="holm"): tests/udfs/test_statistics.py
 
 
 @pytest.fixture(scope="module")

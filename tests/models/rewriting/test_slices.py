@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.models.rewriting.conftest import SEED, B
-from udfs.multiple import holm
+from udfs.stats.multiple import holm
 
 
 def _rows(db, sql, params=()):

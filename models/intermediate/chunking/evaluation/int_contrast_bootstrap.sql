@@ -1,6 +1,6 @@
 {{ config(tags=['evaluation']) }}
--- Document-clustered bootstrap (udfs/bootstrap.py; B = var bootstrap_b, seed = var bootstrap_seed)
--- of the mean paired delta per contrast and cell, with Cohen's dz (udfs/effects.py). Computed once;
+-- Document-clustered bootstrap (udfs/stats/bootstrap.py; B = var bootstrap_b, seed = var bootstrap_seed)
+-- of the mean paired delta per contrast and cell, with Cohen's dz (udfs/stats/effects.py). Computed once;
 -- contrasts, contrast_mde and primary_contrasts read it. n_far_side: replicates on the far side of
 -- zero (p = min(1, 2 n_far_side / B); p = 0 means none crossed: shown as "< 1/B").
 -- is_primary: the pre-registered cell, metric = var primary_metric, reranker = var primary_reranker,

@@ -4,10 +4,10 @@ import statsmodels.formula.api as smf
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
-from udfs.bootstrap import cluster_bootstrap, cluster_bootstrap_many, replicate_means
-from udfs.effects import cohens_dz, cohens_dz_rows, mde
-from udfs.mixed import mixedlm_contrast
-from udfs.multiple import holm, holm_families
+from udfs.stats.bootstrap import cluster_bootstrap, cluster_bootstrap_many, replicate_means
+from udfs.stats.effects import cohens_dz, cohens_dz_rows, mde
+from udfs.stats.mixed import mixedlm_contrast
+from udfs.stats.multiple import holm, holm_families
 
 
 def _clustered_data(rng, n_docs=40, effect=0.05):
@@ -145,7 +145,7 @@ def test_exactly_zero_replicates_count_in_both_tails():
 
 
 def test_paired_bootstrap_equals_cluster_bootstrap_with_one_unit_per_value():
-    from udfs.bootstrap import paired_bootstrap, paired_bootstrap_many
+    from udfs.stats.bootstrap import paired_bootstrap, paired_bootstrap_many
 
     rng = np.random.default_rng(9)
     values = rng.normal(0.05, 0.3, 257)
@@ -166,7 +166,7 @@ def test_paired_bootstrap_equals_cluster_bootstrap_with_one_unit_per_value():
 
 
 def test_paired_bootstrap_hand_case_and_errors():
-    from udfs.bootstrap import paired_bootstrap
+    from udfs.stats.bootstrap import paired_bootstrap
 
     res = paired_bootstrap([1.0, 1.0, 1.0], 200, 0)  # every replicate is 1: CI [1, 1], p = 0
     assert (res.estimate, res.ci_low, res.ci_high, res.p_value) == (1.0, 1.0, 1.0, 0.0)

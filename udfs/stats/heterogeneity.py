@@ -11,7 +11,7 @@ Null distribution by a document-clustered bootstrap with the null imposed: each 
 slice's mean, r_i = δ_i − m_g(i), so every slice has mean 0 in the resampled population (no
 heterogeneity, everything else — within-slice spread, the slices' sizes, a label that varies inside a
 document, the correlation of a document's queries — kept). Replicate b draws the documents exactly as
-:func:`udfs.bootstrap.cluster_bootstrap` does (same seed, same counts c_bj over the documents sorted by
+:func:`udfs.stats.bootstrap.cluster_bootstrap` does (same seed, same counts c_bj over the documents sorted by
 id) and carries every query of a drawn document with its slice:
 
     N*_bg = Σ_j c_bj · n_jg,   m*_bg = Σ_j c_bj · R_jg / N*_bg     (R_jg: residual sum of document j in g)
@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from udfs.bootstrap import resampling_counts
+from udfs.stats.bootstrap import resampling_counts
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def paired_bootstrap_many(values: Sequence[Sequence[float]], n_boot: int = 10_00
 def resampling_counts(n_c: int, n_boot: int, seed: int) -> tuple[tuple[int, np.ndarray], ...]:
     """The resampling counts c_bj of :func:`cluster_bootstrap` over ``n_c`` documents (sorted by id), as
     (first replicate, read-only (rows, n_c) counts) blocks: the very draws of a bootstrap with this seed,
-    for kernels that resample the same documents another way (udfs/heterogeneity.py). Cached."""
+    for kernels that resample the same documents another way (udfs/stats/heterogeneity.py). Cached."""
     return _unit_counts(n_c, n_boot, seed)
 
 

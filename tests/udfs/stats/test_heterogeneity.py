@@ -1,11 +1,11 @@
-"""The slice heterogeneity test (udfs/heterogeneity.py): hand-computed statistic, known answers (identical
+"""The slice heterogeneity test (udfs/stats/heterogeneity.py): hand-computed statistic, known answers (identical
 slices -> no heterogeneity, a planted effect in one slice -> detected), calibration under the null, a plain
 loop over the same draws, and its SQL UDF."""
 import duckdb
 import numpy as np
 import pytest
 
-from udfs.heterogeneity import slice_heterogeneity
+from udfs.stats.heterogeneity import slice_heterogeneity
 from udfs.register import register_all
 
 
@@ -112,7 +112,7 @@ def test_sql_udf_equals_the_kernel():
 
 
 def test_many_tests_at_once_equal_separate_calls():
-    from udfs.heterogeneity import slice_heterogeneity_many
+    from udfs.stats.heterogeneity import slice_heterogeneity_many
 
     data = [_data(np.random.default_rng(20 + i), n_docs=15, planted=0.1 * i) for i in range(3)]
     same_docs = (data[0][0] * 2, data[0][1], data[0][2])  # the first test's documents again: one shared product
