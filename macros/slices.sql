@@ -56,3 +56,31 @@ from slice_boot as s
 left join slice_holm as hm on {% for k in keys %}hm.{{ k }} = s.{{ k }} and {% endfor %}hm.label = s.label and hm.value = s.value
 left join slice_heterogeneity as he on {% for k in keys %}he.{{ k }} = s.{{ k }} and {% endfor %}he.label = s.label
 {%- endmacro %}
+
+{#- The columns both slice marts end with, from a `sliced` row `s` (label, value, sizes, the bootstrap struct `b`,
+    Holm, the minimum-size flag, the heterogeneity struct `h`) and its cell `c` (the unsliced contrast); `b_setting`
+    and `seed_setting` name the study's bootstrap settings. -#}
+{% macro slice_columns(b_setting, seed_setting) -%}
+s.label::varchar as label,
+    s.origin::varchar as label_origin,
+    s.value::varchar as value,
+    s.n_queries::bigint as n_queries,
+    s.n_docs::bigint as n_docs,
+    s.b.estimate::double as mean_delta,
+    s.b.ci_low::double as ci_low,
+    s.b.ci_high::double as ci_high,
+    case when s.below_min_size then null else s.b.p_value end::double as p_value,
+    s.p_holm::double as p_holm,
+    s.holm_family_size::bigint as holm_family_size,
+    s.below_min_size::boolean as below_min_size,
+    case when s.below_min_size then null else s.b.n_far end::bigint as n_far_side,
+    {{ setting(b_setting) }}::bigint as n_boot,
+    {{ setting(seed_setting) }}::bigint as boot_seed,
+    c.mean_delta::double as cell_mean_delta,
+    c.n_queries::bigint as cell_n_queries,
+    s.h.statistic::double as heterogeneity_q,
+    s.h.p_value::double as heterogeneity_p,
+    s.h.n_exceed::bigint as heterogeneity_n_exceed,
+    s.h.n_slices::bigint as heterogeneity_n_slices,
+    'exploratory'::varchar as analysis
+{%- endmacro %}

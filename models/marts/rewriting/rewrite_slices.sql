@@ -77,28 +77,7 @@ select
     s.metric::varchar as metric,
     {{ setting('rewriting_ensemble_seed') }}::integer as seed,
     (s.metric = '{{ setting("rewriting_primary_metric") }}')::boolean as is_primary_metric,
-    s.label::varchar as label,
-    s.origin::varchar as label_origin,
-    s.value::varchar as value,
-    s.n_queries::bigint as n_queries,
-    s.n_docs::bigint as n_docs,
-    s.b.estimate::double as mean_delta,
-    s.b.ci_low::double as ci_low,
-    s.b.ci_high::double as ci_high,
-    case when s.below_min_size then null else s.b.p_value end::double as p_value,
-    s.p_holm::double as p_holm,
-    s.holm_family_size::bigint as holm_family_size,
-    s.below_min_size::boolean as below_min_size,
-    case when s.below_min_size then null else s.b.n_far end::bigint as n_far_side,
-    {{ setting('rewriting_bootstrap_b') }}::bigint as n_boot,
-    {{ setting('rewriting_bootstrap_seed') }}::bigint as boot_seed,
-    c.mean_delta::double as cell_mean_delta,
-    c.n_queries::bigint as cell_n_queries,
-    s.h.statistic::double as heterogeneity_q,
-    s.h.p_value::double as heterogeneity_p,
-    s.h.n_exceed::bigint as heterogeneity_n_exceed,
-    s.h.n_slices::bigint as heterogeneity_n_slices,
-    'exploratory'::varchar as analysis
+    {{ slice_columns('rewriting_bootstrap_b', 'rewriting_bootstrap_seed') }}
 from sliced as s
 inner join cell as c
     on c.contrast = s.contrast and c.kind = s.kind and c.corpus = s.corpus and c.embedder = s.embedder
