@@ -24,21 +24,14 @@ import numpy as np
 import pyarrow as pa
 
 from udfs.fusion.comb_max import comb_max
-from udfs.fusion.comb_mnz import comb_mnz
-from udfs.fusion.comb_sum import comb_sum
 from udfs.fusion.min_max import min_max_norm
 from udfs.fusion.ranking import ranks_of, top_k
-from udfs.fusion.rrf import rrf
+from udfs.fusion.registry import fusion_rules
 from udfs.fusion.stack import RunStack, stack_runs
 from udfs.metrics.relevant_ranks import metrics_from_ranks
 
-#: rule name -> (what it fuses: 'scores' | 'ranks' | 'normalized', its function)
-RULES: dict[str, tuple[str, Callable]] = {
-    "max": ("scores", comb_max),
-    "rrf": ("ranks", rrf),
-    "combsum": ("normalized", comb_sum),
-    "combmnz": ("normalized", comb_mnz),
-}
+#: rule name -> (what it fuses: 'scores' | 'ranks' | 'normalized', its function), from seeds/fusion_rules.csv
+RULES: dict[str, tuple[str, Callable]] = {r.rule: (r.input, r.function()) for r in fusion_rules()}
 METRIC_COLUMNS = ("hit", "recall", "ndcg", "mrr")
 
 

@@ -14,10 +14,11 @@ from udfs.fusion.comb_max import comb_max
 from udfs.fusion.comb_mnz import comb_mnz
 from udfs.fusion.comb_sum import comb_sum
 from udfs.fusion.min_max import min_max_norm
+from udfs.fusion.registry import fusion_rules
 from udfs.fusion.rrf import rrf
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 
-RANX = {"max": ("max", None), "rrf": ("rrf", "min-max"), "combsum": ("sum", "min-max"), "combmnz": ("mnz", "min-max")}
+RANX = {r.rule: (r.ranx_method, r.ranx_norm) for r in fusion_rules()}  # seeds/fusion_rules.csv
 RANX_METRICS = {"hit": "hit_rate@10", "recall": "recall@10", "ndcg": "ndcg@10", "mrr": "mrr@10"}
 
 

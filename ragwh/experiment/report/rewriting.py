@@ -19,11 +19,12 @@ from ingest.llm.local_models import is_tiny_model
 from ragwh.experiment.report.data import fetch_rows, mart, relation_exists
 from ragwh.experiment.report.markup import figure_name, fmt, fmt_p, html_table, not_run_note, png, section
 from ragwh.experiment.report.slices import section_slices
+from udfs.fusion.registry import fusion_rules
 from udfs.metrics.registry import metric_names
 
 PRIMARY = "HIT@10"
 METRICS = metric_names("document")  # seeds/metric_registry.csv
-RULE_NAMES = {"max": "max-score union", "rrf": "RRF (k = 60)", "combsum": "CombSUM (min-max)", "combmnz": "CombMNZ (min-max)"}
+RULE_NAMES = {r.rule: r.display_name for r in fusion_rules()}  # seeds/fusion_rules.csv
 #: (anchor, title) of each rewriting section, in report order
 NAV = (("rw-tables", "rewriting: paper tables"), ("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"),
        ("rw-budget", "budget controls"),
