@@ -1,12 +1,11 @@
 """The ``ragwh`` command line. Each area registers its commands from ``ragwh/commands/``."""
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 from pathlib import Path
 from typing import Optional
-
-import copy
 
 import typer
 from typer.core import TyperGroup
