@@ -14,6 +14,7 @@ from warehouse.db import connect
 from warehouse.dbt import run_dbt
 
 from tests.fixtures.synthetic_evaluation import Scale, load_synthetic
+from tests.udfs.stats.reference import plain_clustered_bootstrap
 
 B = 400
 SEED = 11
@@ -65,18 +66,6 @@ def _rows(con, sql, params=()):
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def _plain_bootstrap(values, clusters, n_boot, seed):
-    """An independent clustered bootstrap: documents sorted by id, one replicate at a time."""
-    labels = sorted(set(clusters))
-    members = {c: [v for v, cc in zip(values, clusters) if cc == c] for c in labels}
-    rng = np.random.default_rng(seed)
-    reps = []
-    for _ in range(n_boot):
-        drawn = rng.integers(0, len(labels), size=len(labels))
-        reps.append(sum(sum(members[labels[j]]) for j in drawn) / sum(len(members[labels[j]]) for j in drawn))
-    return np.array(reps)
-
-
 def test_every_preregistered_contrast_by_every_builtin_label(built):
     got = {(r["contrast"], r["label"]) for r in _rows(built, "select distinct contrast, label from contrast_slices "
                                                               "where family = 'preregistered'")}
@@ -102,7 +91,7 @@ def test_one_slice_recomputed_exactly_and_against_an_independent_bootstrap(built
     docs = [p[1] for p in pairs]
     assert (slice_["n_queries"], slice_["n_docs"]) == (len(deltas), len(set(docs)))
     assert slice_["mean_delta"] == pytest.approx(np.mean(deltas), abs=1e-15)
-    reps = _plain_bootstrap(deltas, docs, B, SEED)
+    reps = plain_clustered_bootstrap(deltas, docs, B, SEED)  # an independent loop
     lo, hi = np.percentile(reps, [2.5, 97.5])
     assert (slice_["ci_low"], slice_["ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
     assert slice_["p_value"] == min(1.0, 2 * min(np.mean(reps <= 0), np.mean(reps >= 0)))

@@ -4,6 +4,7 @@ import statsmodels.formula.api as smf
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
+from tests.udfs.stats.reference import plain_clustered_bootstrap
 from udfs.stats.bootstrap import cluster_bootstrap, cluster_bootstrap_many, replicate_means
 from udfs.stats.effects import cohens_dz, cohens_dz_rows, mde
 from udfs.stats.mixed import mixedlm_contrast
@@ -18,25 +19,10 @@ def _clustered_data(rng, n_docs=40, effect=0.05):
     return deltas[perm], docs[perm]
 
 
-def _plain_loop(values, clusters, n_boot, seed):
-    labels = sorted(set(clusters))
-    members = {c: [v for v, cc in zip(values, clusters) if cc == c] for c in labels}
-    rng = np.random.default_rng(seed)
-    reps = []
-    for _ in range(n_boot):
-        drawn = rng.integers(0, len(labels), size=len(labels))
-        total, count = 0.0, 0
-        for j in drawn:
-            total += sum(members[labels[j]])
-            count += len(members[labels[j]])
-        reps.append(total / count)
-    return np.array(reps)
-
-
 def test_bootstrap_matches_plain_loop_with_same_seed():
     rng = np.random.default_rng(1)
     v, c = _clustered_data(rng)
-    ref = _plain_loop(list(v), list(c), 2500, seed=42)
+    ref = plain_clustered_bootstrap(list(v), list(c), 2500, seed=42)
     got = replicate_means(v, c, 2500, seed=42)
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13)
     res = cluster_bootstrap(v, c, 2500, seed=42)
