@@ -16,6 +16,7 @@ runs), so ``dbt build`` and the CLI share one file.
 """
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 
@@ -38,6 +39,14 @@ def find_project_root(code_root: Path = CODE_ROOT) -> Path:
 
 
 PROJECT_ROOT = find_project_root()
+
+
+def seed_rows(name: str) -> tuple[Path, list[dict[str, str]]]:
+    """The rows of the dbt seed ``seeds/<name>.csv`` as dicts, in file order, and the file's path (for errors that
+    name a line: row ``i`` is line ``i + 2``): the one reader of the registries the code shares with dbt."""
+    path = PROJECT_ROOT / "seeds" / f"{name}.csv"
+    with open(path, newline="", encoding="utf-8") as handle:
+        return path, list(csv.DictReader(handle))
 
 
 def install_hint(extra: str) -> str:

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.db import replace_where, transaction
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import seed_rows
 
 ENTITIES = {"queries": ("queries", "query_id"), "documents": ("documents", "doc_id")}
 
@@ -44,8 +44,7 @@ class AddedLabels:
 
 def builtin_labels() -> dict[str, str]:
     """Built-in label -> its origin ('warehouse' | 'loader'), from ``seeds/slice_labels.csv``."""
-    with open(PROJECT_ROOT / "seeds" / "slice_labels.csv", encoding="utf-8", newline="") as handle:
-        return {row["label"]: row["origin"] for row in csv.DictReader(handle)}
+    return {row["label"]: row["origin"] for row in seed_rows("slice_labels")[1]}
 
 
 def _fail(path: Path, number: int | None, problem: str) -> LabelError:

@@ -8,13 +8,12 @@ the report and the paper tables print, ``kernel`` its function in ``udfs/fusion/
 """
 from __future__ import annotations
 
-import csv
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import seed_rows
 
 INPUTS = ("scores", "ranks", "normalized")
 
@@ -38,9 +37,7 @@ class FusionRule:
 @cache
 def fusion_rules() -> tuple[FusionRule, ...]:
     """The seed's rows in file order (the order the ensemble kernel computes and the report lists them)."""
-    path = PROJECT_ROOT / "seeds" / "fusion_rules.csv"
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    path, rows = seed_rows("fusion_rules")
     out = []
     for n, r in enumerate(rows, 2):
         if not r.get("rule") or r.get("input") not in INPUTS or "::" not in (r.get("kernel") or ""):

@@ -8,11 +8,10 @@ papers' and are never renamed.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import cache
 
-from warehouse.paths import PROJECT_ROOT
+from warehouse.paths import seed_rows
 
 LEVELS = ("span", "document")
 
@@ -30,9 +29,7 @@ class Metric:
 @cache
 def metric_registry() -> tuple[Metric, ...]:
     """The seed's rows, in file order (its order is the order tables and reports list metrics in)."""
-    path = PROJECT_ROOT / "seeds" / "metric_registry.csv"
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+    path, rows = seed_rows("metric_registry")
     out = []
     for n, r in enumerate(rows, 2):
         if r.get("level") not in LEVELS or not r.get("metric"):

@@ -31,7 +31,7 @@ def test_a_bad_row_names_the_file_and_line(tmp_path, monkeypatch):
     (tmp_path / "seeds" / "fusion_rules.csv").write_text(
         "rule,input,display_name,kernel,ranx_method,ranx_norm,description\n"
         "max,scores,max,udfs/fusion/comb_max.py::comb_max,max,,x\nodd,votes,odd,udfs/x.py::f,,,y\n", encoding="utf-8")
-    monkeypatch.setattr(registry, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr("warehouse.paths.PROJECT_ROOT", tmp_path)
     registry.fusion_rules.cache_clear()
     try:
         with pytest.raises(ValueError, match=r"fusion_rules.csv: line 3: rule non-empty, input one of"):
