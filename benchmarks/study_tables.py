@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from warehouse.db import connect
-from ragwh.experiment.report.data import condition_order, metric_names
+from ragwh.experiment.report.data import condition_order, held_metrics
 from ragwh.experiment.report.markup import p_text
 
 PATTERN = ("A0", "P", "A2", "A3")  # the paper's QASPER order of the primary metric, lowest first
@@ -44,7 +44,7 @@ def main() -> None:
 
     means = con.execute("SELECT condition, metric, mean_value, n_queries FROM condition_means "
                         "WHERE corpus = ? AND embedder = ? AND reranker = ?", cell).fetchall()
-    metrics = metric_names(con, args.metric)
+    metrics = held_metrics(con, args.metric)
     value = {(c, m): v for c, m, v, _ in means}
     n = {c: q for c, _, _, q in means}
     conditions = sorted({c for c, *_ in means}, key=lambda c: order.get(c, 99))

@@ -62,7 +62,7 @@ def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarr
         raise ValueError(f"unknown fusion rule(s) {unknown}; known: {sorted(RULES)}")
     inputs = {"scores": stack.scores, "ranks": stack.ranks, "normalized": min_max_norm(stack.scores, stack.offsets)}
     allowed_masks = masks[None, :]
-    metric_names = (f"HIT@{k}", f"R@{k}", f"nDCG@{k}", f"MRR@{k}")
+    score_keys = (f"HIT@{k}", f"R@{k}", f"nDCG@{k}", f"MRR@{k}")  # metrics_from_ranks' keys, as METRIC_COLUMNS
 
     def piece(ri: int, g0: int, g1: int) -> tuple[np.ndarray, ...]:
         what, fn = RULES[rules[ri]]
@@ -75,7 +75,7 @@ def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarr
         row = np.searchsorted(offsets, targets, side="right") - 1
         scores = metrics_from_ranks(ranks, row, n_relevant[g0:g1], k)
         gi, mi = np.nonzero((allowed_masks & ~cell_mask[g0:g1, None]) == 0)   # (Gc, M) allowed subsets
-        return (gi + g0, np.full(len(gi), ri, dtype=np.int64), masks[mi], *(scores[name][gi, mi] for name in metric_names))
+        return (gi + g0, np.full(len(gi), ri, dtype=np.int64), masks[mi], *(scores[name][gi, mi] for name in score_keys))
 
     tasks = [(ri, g0, g1) for ri in range(len(rules)) for g0, g1 in _chunks(stack.offsets, chunk_items)]
     # the pieces are independent (NumPy releases the GIL in their array work) and are joined in task

@@ -20,7 +20,7 @@ from ragwh.experiment.report import rewriting as report_rewriting
 from ragwh.experiment.tables import rewriting as tables_rewriting
 from udfs import register
 from udfs.ensembles import METRIC_COLUMNS
-from udfs.metrics.registry import metric_names, metric_registry
+from udfs.metrics.registry import metric_registry, registered_metrics
 from warehouse.paths import CODE_ROOT, PROJECT_ROOT
 
 #: metric UDFs that are no registry row's sql_function: cov_ndcg's two halves (query_metrics computes
@@ -36,10 +36,10 @@ def _unpivoted(sql: str) -> list[list[str]]:
 
 def test_the_registry_lists_what_query_metrics_computes_at_each_level():
     span, document = _unpivoted((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.sql").read_text())
-    assert metric_names("span") == tuple(span) == ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048")
-    assert metric_names("document") == tuple(document) == ("HIT@10", "R@10", "nDCG@10", "MRR@10")
+    assert registered_metrics("span") == tuple(span) == ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048")
+    assert registered_metrics("document") == tuple(document) == ("HIT@10", "R@10", "nDCG@10", "MRR@10")
     (rewriting,) = _unpivoted((PROJECT_ROOT / "models" / "intermediate" / "rewriting" / "int_rewrite_router_queries.sql").read_text())
-    assert tuple(rewriting) == metric_names("document")
+    assert tuple(rewriting) == registered_metrics("document")
 
 
 def test_kernels_exist_and_names_are_unique_per_level():
@@ -104,14 +104,14 @@ def test_the_marts_compute_each_metric_with_its_sql_function():
             called.setdefault(alias, set()).update(udfs)
     expected: dict[str, set[str]] = {}
     for m in metric_registry():  # query_metrics calls cov_ndcg's ranking half per ranking (cov_idcg once per pool)
-        expected.setdefault(m.metric, set()).add(HALVES[m.sql_function][0] if m.sql_function in HALVES else m.sql_function)
+        expected.setdefault(m.metric, set()).add(HALVES.get(m.sql_function, (m.sql_function,))[0])
     assert {a: called.get(a, set()) for a in expected} == expected
     assert expected["nDCG@10"] == {"binary_ndcg", "doc_ndcg"}
 
 
 def test_the_ranks_kernel_scores_the_document_metrics_the_ensembles_store():
     rows = [m for m in metric_registry() if m.ranks_kernel]
-    assert [m.metric for m in rows] == list(metric_names("document"))
+    assert [m.metric for m in rows] == list(registered_metrics("document"))
     for spec in {m.ranks_kernel for m in rows}:
         fn = next(m for m in rows if m.ranks_kernel == spec).ranks_function()
         scores = fn(np.array([[2.0]]), np.array([0]), np.array([1]), 10)
@@ -145,8 +145,8 @@ def test_ir_measures_names_and_span_recall_apart_from_document_recall():
 
 
 def test_configs_report_and_tables_read_the_registry():
-    assert known_metrics() == list(metric_names())
-    assert RAW_METRICS == report_rewriting.METRICS == tables_rewriting.METRICS == metric_names("document")
+    assert known_metrics() == list(registered_metrics())
+    assert RAW_METRICS == report_rewriting.METRICS == tables_rewriting.METRICS == registered_metrics("document")
 
 
 def test_a_row_without_its_sql_function_names_the_file_and_line(tmp_path, monkeypatch):

@@ -67,6 +67,7 @@ def metric_registry() -> tuple[Metric, ...]:
     return tuple(out)
 
 
-def metric_names(level: str | None = None) -> tuple[str, ...]:
-    """Stored metric names of one level (or of both, each once), in registry order."""
+def registered_metrics(level: str | None = None) -> tuple[str, ...]:
+    """The registry's stored metric names of one level (or of both, each once), in registry order (the marts'
+    metrics; :func:`ragwh.experiment.report.data.held_metrics` are those a built warehouse holds)."""
     return tuple(dict.fromkeys(m.metric for m in metric_registry() if level is None or m.level == level))

@@ -66,7 +66,7 @@ from ragwh.experiment.config.engine import ENGINE_KEYS, parse_engine
 from ragwh.experiment.config.llm import LLMSpec, parse_llm  # noqa: F401 (re-exported)
 from ragwh.experiment.config.reader import ConfigError, _model_name, _Reader, yaml_where  # noqa: F401 (re-exported)
 from ragwh.experiment.config.systems import RETRIEVERS, DeclaredContrast, bm25_settings, declared_contrast
-from udfs.metrics.registry import metric_names
+from udfs.metrics.registry import registered_metrics
 from warehouse.paths import PROJECT_ROOT
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
@@ -232,7 +232,7 @@ def known_contrasts() -> dict[str, tuple[str, str]]:
 
 def known_metrics() -> list[str]:
     """Metric names ``query_metrics`` produces (both levels): ``seeds/metric_registry.csv``."""
-    return list(metric_names())
+    return list(registered_metrics())
 
 
 def deepest_cutoff() -> tuple[int, str]:

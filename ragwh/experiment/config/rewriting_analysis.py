@@ -41,7 +41,7 @@ from ragwh.experiment.config.bootstrap_cost import too_costly
 from ragwh.experiment.config.chunking import CorpusSpec
 from ragwh.experiment.config.llm import LLMSpec
 from ragwh.experiment.config.reader import _Reader
-from udfs.metrics.registry import metric_names
+from udfs.metrics.registry import registered_metrics
 
 #: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
 ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
@@ -50,7 +50,7 @@ ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_boo
                  "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds", "paper_tau": "router_paper_tau",
                  "ensemble_seed": "rewriting_ensemble_seed", "predeclared_subsets": "rewriting_predeclared_subsets",
                  "reference_ensemble": "rewriting_reference_ensemble"}
-RAW_METRICS = metric_names("document")  # seeds/metric_registry.csv
+RAW_METRICS = registered_metrics("document")  # seeds/metric_registry.csv
 #: dbt_project.yml's defaults of the vars whose value must name a configured strategy / seed
 DEFAULT_BASELINE, DEFAULT_RESCUE_SEED, DEFAULT_ENSEMBLE_SEED = "S1", 42, 42
 #: the paper's pre-declared ensembles and the budget table's reference ensemble (dbt_project.yml's defaults)

@@ -56,7 +56,7 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
 
 def held_metrics(con: duckdb.DuckDBPyConnection, primary: str) -> list[str]:
     """Metrics held in ``condition_means``, the primary metric first, then alphabetical (the registry's names are
-    :func:`udfs.metrics.registry.metric_names`)."""
+    :func:`udfs.metrics.registry.registered_metrics`)."""
     if not relation_exists(con, "condition_means"):
         return []
     names = [r[0] for r in con.execute("SELECT DISTINCT metric FROM condition_means ORDER BY 1").fetchall()]

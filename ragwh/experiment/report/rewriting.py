@@ -20,10 +20,10 @@ from ragwh.experiment.report.data import fetch_rows, mart, relation_exists
 from ragwh.experiment.report.markup import figure_name, fmt, fmt_p, html_table, not_run_note, png, section
 from ragwh.experiment.report.slices import section_slices
 from udfs.fusion.registry import fusion_rules
-from udfs.metrics.registry import metric_names
+from udfs.metrics.registry import registered_metrics
 
 PRIMARY = "HIT@10"
-METRICS = metric_names("document")  # seeds/metric_registry.csv
+METRICS = registered_metrics("document")  # seeds/metric_registry.csv
 RULE_NAMES = {r.rule: r.display_name for r in fusion_rules()}  # seeds/fusion_rules.csv
 #: (anchor, title) of each rewriting section, in report order
 NAV = (("rw-tables", "rewriting: paper tables"), ("rw-solo", "rewriting: solo"), ("rw-ensembles", "ensembles"),

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ragwh.experiment.tables.build import column
 from ragwh.experiment.tables.spec import Pivot, TableDef
-from udfs.metrics.registry import metric_names
+from udfs.metrics.registry import registered_metrics
 
 PRIMARY = "HIT@10"
-METRICS = metric_names("document")  # seeds/metric_registry.csv
+METRICS = registered_metrics("document")  # seeds/metric_registry.csv
 MARKS_LEGEND = ("Marks, as the paper marks them: uncorrected paired-bootstrap p over queries against S1: "
                 "* p < 0.05, ** p < 0.01, *** p < 0.001; the Holm-adjusted p across the strategies of the cell "
                 f"({PRIMARY}) is an added column; bold: the best strategy per column.")
