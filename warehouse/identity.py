@@ -185,3 +185,18 @@ def write_settings(con: duckdb.DuckDBPyConnection, settings: dict[str, Any], stu
 
 def read_settings(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     return {n: json.loads(v) for n, v in con.execute("SELECT name, value_json FROM experiment_settings").fetchall()}
+
+
+def setting(con: duckdb.DuckDBPyConnection, name: str) -> Any:
+    """Setting ``name`` as dbt's macro ``setting`` resolves it without ``--vars``: the value the last ``ragwh run``
+    stored in ``experiment_settings``, else ``dbt_project.yml``'s default (so what the marts were built with,
+    unless a ``dbt build --vars`` overrode it). :class:`KeyError` for a name ``setting_defaults`` lacks."""
+    from warehouse.dbt import setting_defaults
+
+    defaults = setting_defaults()
+    if name not in defaults:
+        raise KeyError(f"unknown setting {name!r} (dbt_project.yml setting_defaults: {', '.join(defaults)})")
+    has_table = con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
+                            "AND table_name = 'experiment_settings'").fetchone()[0]
+    stored = con.execute("SELECT value_json FROM experiment_settings WHERE name = ?", [name]).fetchall() if has_table else []
+    return json.loads(stored[0][0]) if stored else defaults[name]

@@ -4,8 +4,9 @@ slices section and `ragwh export tables` show, and the forest plot of one sliced
 Which mart: a contrast of the chunking study (C1-C4, a declared contrast) is read from ``contrast_slices``, a
 strategy, ensemble or ``router`` of the rewriting study from ``rewrite_slices``. Which cell: the filters given
 (corpus, embedder, reranker, metric); without a metric, the chunking study's pre-registered primary cell
-(``is_primary_cell``) or the rewriting study's primary metric (setting rewriting_primary_metric), so one call
-names one cell whenever the warehouse has one experiment's runs.
+(``is_primary_cell``) or the rewriting study's primary metric (``is_primary_metric``: the setting
+rewriting_primary_metric the mart was built with), so one call names one cell whenever the warehouse has one
+experiment's runs.
 """
 from __future__ import annotations
 
@@ -51,15 +52,6 @@ def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
                             [table]).fetchone()[0])
 
 
-def _setting(con: duckdb.DuckDBPyConnection, name: str):
-    import json
-
-    if not _exists(con, "experiment_settings"):
-        return None
-    rows = con.execute("SELECT value_json FROM experiment_settings WHERE name = ?", [name]).fetchall()
-    return json.loads(rows[0][0]) if rows else None
-
-
 def mart_of(con: duckdb.DuckDBPyConnection, contrast: str) -> str:
     """The slice mart holding ``contrast``; :class:`SliceError` naming the contrasts there are otherwise."""
     known: list[str] = []
@@ -90,11 +82,7 @@ def sliced(con: duckdb.DuckDBPyConnection, contrast: str, label: str | None = No
         where.append("(embedder = ? OR split_part(embedder, '@', 1) = ?)")
         params += [embedder, embedder]
     if metric is None:
-        if mart == "contrast_slices":
-            where.append("is_primary_cell")
-        else:
-            where.append("metric = ?")
-            params.append(_setting(con, "rewriting_primary_metric") or "HIT@10")
+        where.append("is_primary_cell" if mart == "contrast_slices" else "is_primary_metric")
     cur = con.execute(f"SELECT {', '.join(COLUMNS)} FROM {mart} WHERE {' AND '.join(where)} "
                       "ORDER BY corpus, embedder, reranker, metric, label, value", params)
     rows = [dict(zip(COLUMNS, r)) for r in cur.fetchall()]

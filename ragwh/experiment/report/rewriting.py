@@ -3,7 +3,8 @@ table, the seed-42 pre-declared ensembles and the exploratory ones against the o
 controls' share of the reference ensemble's gain, the router's tau curve and tau rules, the
 complementarity heatmap (Jaccard@10), the cost / accuracy Pareto front, cuts by question type and answer
 quality. Which strategies and seeds each cell shows is read from the warehouse (rewrite_query_metrics),
-not from a config.
+not from a config; so is the primary metric the single-metric sections show (setting rewriting_primary_metric:
+``warehouse.identity.setting``, what the marts were built with).
 
 :func:`rewriting_sections` returns nothing when the marts are absent or empty (a chunking-only
 experiment shows no rewriting section); a sub-section whose mart is empty says 'not run' and why.
@@ -21,8 +22,8 @@ from ragwh.experiment.report.markup import figure_name, fmt, fmt_p, html_table, 
 from ragwh.experiment.report.slices import section_slices
 from udfs.fusion.registry import fusion_rules
 from udfs.metrics.registry import registered_metrics
+from warehouse import identity
 
-PRIMARY = "HIT@10"
 METRICS = registered_metrics("document")  # seeds/metric_registry.csv
 RULE_NAMES = {r.rule: r.display_name for r in fusion_rules()}  # seeds/fusion_rules.csv
 #: (anchor, title) of each rewriting section, in report order
@@ -46,22 +47,24 @@ def rewriting_sections(con: duckdb.DuckDBPyConnection) -> list[str]:
 
     matplotlib.use("Agg")
     label = _tiny_model_label(con)
-    return [section_paper_tables(con), section_solo(con, label), section_ensembles(con), section_budget(con), section_router(con),
-            section_complementarity(con), section_pareto(con), section_types(con), section_slices(con, "rewriting"),
+    primary = identity.setting(con, "rewriting_primary_metric")
+    return [section_paper_tables(con, primary), section_solo(con, label, primary), section_ensembles(con, primary),
+            section_budget(con, primary), section_router(con, primary), section_complementarity(con),
+            section_pareto(con, primary), section_types(con, primary), section_slices(con, "rewriting"),
             section_answers(con)]
 
 
-def section_paper_tables(con: duckdb.DuckDBPyConnection) -> str:
+def section_paper_tables(con: duckdb.DuckDBPyConnection, primary: str) -> str:
     """The paper's rewriting tables in its numbering and layout (Tables 3, 4, 5, 6, 11, 12, 13, 14), from the
     definitions `ragwh export tables` writes them with: the report and the LaTeX show the same numbers."""
     from ragwh.experiment.tables import rewriting_label
     from ragwh.experiment.tables.build import Context, build, skipped_reason
     from ragwh.experiment.tables.render import to_html
-    from ragwh.experiment.tables.rewriting import DEFINITIONS
+    from ragwh.experiment.tables.rewriting import definitions
 
-    ctx = Context(label=rewriting_label(con))
+    ctx = Context(primary_metric=primary, label=rewriting_label(con))
     parts = []
-    for definition in DEFINITIONS:
+    for definition in definitions(primary):
         tables = build(con, definition, ctx)
         if not tables:
             reason = skipped_reason(con, definition) or "no rows for this warehouse's cells"
@@ -121,9 +124,9 @@ def _tiny_model_label(con: duckdb.DuckDBPyConnection) -> str:
             "numbers show that the study runs end to end and support no claim about query rewriting.</div>")
 
 
-def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
+def section_solo(con: duckdb.DuckDBPyConnection, label: str, primary: str) -> str:
     what = ("Each solo strategy's 3-seed mean ± sd (over seeds) of the document metrics, and its paired difference in "
-            f"{PRIMARY} against S1: mean over queries of the per-query difference (averaged over the seeds both have), "
+            f"{primary} against S1: mean over queries of the per-query difference (averaged over the seeds both have), "
             "with the paired bootstrap over queries (95% CI, two-sided p, uncorrected as the paper marks it) and, added, "
             "Holm's p across the strategies of the cell. "
             "Miss rate: share of queries with HIT@10 = 0; rescue: share of S1's misses at seed 42 the strategy hits. "
@@ -137,7 +140,7 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
         by = {(r["strategy"], r["metric"]): r for r in rs}
         table = []
         for s in sorted({r["strategy"] for r in rs}, key=lambda s: (s != "S1", s)):
-            p = by.get((s, PRIMARY), {})
+            p = by.get((s, primary), {})
             f = fails.get((*cell, s), {})
             means = [f"{fmt(r['mean_value'])} ± {fmt(r['sd_seeds'])}" if (r := by.get((s, m))) else "–" for m in METRICS]
             table.append([html.escape(s), *means]
@@ -147,7 +150,7 @@ def section_solo(con: duckdb.DuckDBPyConnection, label: str) -> str:
         line = (f"<p class='meta'>S1: {_short(base)} rankings hold fewer than 10 / 20 documents</p>"
                 if base.get("n_rankings") is not None else "")
         body += _cell_title(cell) + shown.get(cell, "") + line + html_table(
-            ["strategy", *METRICS, f"Δ {PRIMARY} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue",
+            ["strategy", *METRICS, f"Δ {primary} vs S1", "95% CI", "p", "Holm p", "miss rate", "rescue",
              "short lists (< 10 / < 20)"], table)
     return section("rw-solo", "Query rewriting: solo strategies against S1", what, body)
 
@@ -159,16 +162,16 @@ def _short(f: dict) -> str:
     return f"{f['n_short_10']} / {f['n_short_20']} of {f['n_rankings']}"
 
 
-def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
+def section_ensembles(con: duckdb.DuckDBPyConnection, primary: str) -> str:
     what = ("The paper's pre-declared ensembles on its post-hoc seed: each member's top-20 list, the union merged by max "
-            f"score and cut at 10, against the best single method on that seed ({PRIMARY}; paired bootstrap over queries, "
+            f"score and cut at 10, against the best single method on that seed ({primary}; paired bootstrap over queries, "
             "uncorrected p as the paper reports it, and Holm within the pre-declared family added), with the oracle union "
             "of the same members as the ceiling. Below, exploratory: every subset of two or more strategies fused four "
             "ways (max-score union, RRF, CombSUM, CombMNZ), pooled over seeds, the five best per rule, Holm over every "
             "exploratory subset x rule (one-member subsets are no ensembles and enter no family). ★ marks the scope's "
             "best ensemble (chosen with hindsight).")
     rows = [r for r in mart(con, "rewrite_ensembles", "ORDER BY corpus, embedder, reranker, rule, mean_value DESC, n_members, subset_mask")
-            if r["metric"] == PRIMARY and r["n_members"] >= 2]
+            if r["metric"] == primary and r["n_members"] >= 2]
     if not rows:
         return section("rw-ensembles", "Ensembles and the oracle union", what,
                        not_run_note("no complete group of the solo strategies (rewrite_ensembles is empty)"))
@@ -189,18 +192,18 @@ def section_ensembles(con: duckdb.DuckDBPyConnection) -> str:
             table = [[("★ " if r["is_best"] else "") + html.escape(RULE_NAMES[r["rule"]]), html.escape(r["subset"]),
                       fmt(r["mean_value"]), fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt_p(r["p_holm"]),
                       fmt(oracle.get((*cell, scope, r["subset_mask"])))] for r in chosen]
-            body += html_table(["rule", "members", PRIMARY, "Δ vs best solo", "95% CI", "p", "Holm p", "oracle union"], table)
+            body += html_table(["rule", "members", primary, "Δ vs best solo", "95% CI", "p", "Holm p", "oracle union"], table)
     return section("rw-ensembles", "Ensembles and the oracle union", what, body)
 
 
-def section_budget(con: duckdb.DuckDBPyConnection) -> str:
-    what = (f"Budget-matched controls on {PRIMARY}: S1 with a 5x rerank pool and S1 over four HNSW graphs. Share of "
+def section_budget(con: duckdb.DuckDBPyConnection, primary: str) -> str:
+    what = (f"Budget-matched controls on {primary}: S1 with a 5x rerank pool and S1 over four HNSW graphs. Share of "
             "gain: the paper's share = (the 3-seed control gain) / (the seed-42 reference ensemble - the 3-seed S1), the "
             "paper's formula (its 40% = 5.08 / 12.48; the reference is the paper's S1+S3+S4+HyDE); added, the "
             "scope-consistent share = the control's gain over S1 / the reference ensemble's gain over S1, both on the same "
             "queries and seeds; no share where the reference does not beat S1.")
     rows = [r for r in mart(con, "rewrite_budget_baselines", "ORDER BY corpus, embedder, reranker, scope DESC, control")
-            if r["metric"] == PRIMARY]
+            if r["metric"] == primary]
     if not rows:
         return section("rw-budget", "Budget-matched controls", what, not_run_note("rewrite_budget_baselines is empty"))
     table = [[html.escape(f"{r['corpus']} · {r['embedder']}"), html.escape(SCOPES[r["scope"]].format(seed=r["seed"])),
@@ -213,14 +216,14 @@ def section_budget(con: duckdb.DuckDBPyConnection) -> str:
          "reference gain", "paper's share", "share captured (addition)", "reason"], table))
 
 
-def section_router(con: duckdb.DuckDBPyConnection) -> str:
+def section_router(con: duckdb.DuckDBPyConnection, primary: str) -> str:
     what = (f"The confidence-gated router: a query is expanded with the helper (merged with S1 by max score) when S1's "
-            f"top-1 score is below tau. The curve plots {PRIMARY} against the share of queries expanded over the tau "
+            f"top-1 score is below tau. The curve plots {primary} against the share of queries expanded over the tau "
             "grid, one line per helper; the table gives the paper's tau (fixed at 0.65 for every dataset) and, as the "
             "project's additions, the midpoint of the hit / miss top-1 means fitted on the same dataset (in-sample), "
             "transferred from another, and cross-fitted on held-out folds, each with its gap to the best grid tau.")
     sweep = [r for r in mart(con, "rewrite_router_sweep", "ORDER BY corpus, embedder, reranker, helper, tau")
-             if r["metric"] == PRIMARY]
+             if r["metric"] == primary]
     if not sweep:
         return section("rw-router", "The router: tau curve and tau rules", what,
                        not_run_note("no complete group with a helper (rewrite_router_sweep is empty)"))
@@ -236,18 +239,18 @@ def section_router(con: duckdb.DuckDBPyConnection) -> str:
             ax.plot([100 * r["pct_expanded"] for r in pts], [r["router_value"] for r in pts], marker="o", label=helper)
         ax.axhline(rs[0]["baseline_value"], ls="--", color="grey", lw=1, label="always S1")
         ax.set_xlabel("% of queries expanded")
-        ax.set_ylabel(PRIMARY)
+        ax.set_ylabel(primary)
         ax.set_title(" · ".join(cell), fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
         body += _cell_title(cell) + png(fig, figure_name(f"rewriting-router-{'-'.join(cell)}"))
     rules = [r for r in mart(con, "rewrite_router_tau", "ORDER BY corpus, embedder, reranker, helper, rule, source")
-             if r["metric"] == PRIMARY]
+             if r["metric"] == primary]
     table = [[html.escape(f"{r['corpus']} · {r['helper']}"), html.escape(TAU_RULES.get(r["rule"], r["rule"])),
               html.escape(r["source"]), fmt(r["tau"]),
               fmt(100 * r["pct_expanded"], 1), fmt(r["router_value"]), fmt(r["delta_vs_baseline"], 3),
               fmt(r["delta_vs_merge"], 3), fmt(r["best_grid_tau"], 2), fmt(r["gap"], 3)] for r in rules]
-    body += html_table(["cell · helper", "tau rule", "fitted on", "tau", "% expanded", PRIMARY, "Δ vs S1",
+    body += html_table(["cell · helper", "tau rule", "fitted on", "tau", "% expanded", primary, "Δ vs S1",
                         "Δ vs always-merge", "best grid tau", "gap"], table)
     return section("rw-router", "The router: tau curve and tau rules", what, body)
 
@@ -278,8 +281,8 @@ def section_complementarity(con: duckdb.DuckDBPyConnection) -> str:
     return section("rw-complementarity", "Complementarity: Jaccard@10 of top-10 sets", what, body)
 
 
-def section_pareto(con: duckdb.DuckDBPyConnection) -> str:
-    what = (f"Cost against {PRIMARY}: S1 alone (free), each helper alone, always-merge, and the router at every tau; "
+def section_pareto(con: duckdb.DuckDBPyConnection, primary: str) -> str:
+    what = (f"Cost against {primary}: S1 alone (free), each helper alone, always-merge, and the router at every tau; "
             "cost is LLM tokens per query (calls when some backend reported no tokens). The line joins the "
             "Pareto-optimal points (nothing cheaper scores as well).")
     rows = mart(con, "rewrite_router_pareto", "ORDER BY corpus, embedder, reranker, cost, value DESC")
@@ -298,23 +301,23 @@ def section_pareto(con: duckdb.DuckDBPyConnection) -> str:
         front = [r for r in rs if r["on_front"]]
         ax.plot([r["cost"] for r in front], [r["value"] for r in front], color="#e67e22", lw=1.5, label="Pareto front")
         ax.set_xlabel(f"LLM {rs[0]['cost_axis']} per query")
-        ax.set_ylabel(PRIMARY)
+        ax.set_ylabel(primary)
         ax.set_title(" · ".join(cell), fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
         table = [[html.escape(r["setting"]), html.escape(r["helper"] or "–"), fmt(r["tau"], 2), fmt(r["value"]),
                   fmt(r["cost"], 1)] for r in front]
-        body += _cell_title(cell) + png(fig, figure_name(f"rewriting-pareto-{'-'.join(cell)}")) + html_table(["on the front", "helper", "tau", PRIMARY, "cost"], table)
+        body += _cell_title(cell) + png(fig, figure_name(f"rewriting-pareto-{'-'.join(cell)}")) + html_table(["on the front", "helper", "tau", primary, "cost"], table)
     return section("rw-pareto", "Cost / accuracy Pareto front", what, body)
 
 
-def section_types(con: duckdb.DuckDBPyConnection) -> str:
+def section_types(con: duckdb.DuckDBPyConnection, primary: str) -> str:
     what = (f"Exploratory, no multiplicity correction: per question type (HotpotQA bridge / comparison, EnterpriseRAG-Bench "
-            f"question_type, AmbigNQ ambiguous / single) each strategy's {PRIMARY} and its paired difference from S1 "
+            f"question_type, AmbigNQ ambiguous / single) each strategy's {primary} and its paired difference from S1 "
             "(bootstrap over the type's queries), the rescue rate of the type's S1 misses at seed 42, and the router's "
             "gain over S1 with that helper at the paper's fixed tau (0.65).")
     rows = [r for r in mart(con, "rewrite_query_type_cuts", "ORDER BY corpus, embedder, reranker, query_type, strategy")
-            if r["metric"] == PRIMARY] if relation_exists(con, "rewrite_query_type_cuts") else []
+            if r["metric"] == primary] if relation_exists(con, "rewrite_query_type_cuts") else []
     if not rows:
         return section("rw-types", "By question type", what, not_run_note("rewrite_query_type_cuts is empty"))
     body = ""
@@ -322,7 +325,7 @@ def section_types(con: duckdb.DuckDBPyConnection) -> str:
         table = [[html.escape(r["query_type"]), html.escape(r["strategy"]), fmt(r["n_queries_per_seed"]), fmt(r["mean_value"]),
                   fmt(r["delta"], 3), _ci(r), fmt_p(r["p_value"]), fmt(r["rescue_rate"]), fmt(r["router_gain"], 3)]
                  for r in sorted(rs, key=lambda r: (r["query_type"], r["strategy"] != "S1", r["strategy"]))]
-        body += _cell_title(cell) + html_table(["type", "strategy", "queries", PRIMARY, "Δ vs S1", "95% CI", "p",
+        body += _cell_title(cell) + html_table(["type", "strategy", "queries", primary, "Δ vs S1", "95% CI", "p",
                                                 "rescue", "router gain"], table)
     return section("rw-types", "By question type (exploratory)", what, body)
 

@@ -76,12 +76,14 @@ def rewriting_label(con: duckdb.DuckDBPyConnection, config=None) -> str:
 def definitions_for(con: duckdb.DuckDBPyConnection, config,
                     not_run: dict[str, str] | None = None) -> list[tuple[TableDef, Context]]:
     """The tables of an experiment: a chunking config's two tables (and the rewriting ones when the warehouse
-    holds the rewriting marts), a rewriting config's eight; ``not_run`` (condition or contrast -> reason)
-    names the pre-registered contrasts Table 1 lacks."""
+    holds the rewriting marts), a rewriting config's eight, on the primary metric the warehouse's marts were built
+    with (setting rewriting_primary_metric); ``not_run`` (condition or contrast -> reason) names the
+    pre-registered contrasts Table 1 lacks."""
     from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.report.data import held_metrics, primary_cells, primary_embedder_name
     from ragwh.experiment.report.rewriting import has_rewriting
     from ragwh.experiment.tables import chunking, rewriting, slices
+    from warehouse.identity import setting
 
     out: list[tuple[TableDef, Context]] = []
     if not isinstance(config, RewritingConfig):
@@ -91,8 +93,10 @@ def definitions_for(con: duckdb.DuckDBPyConnection, config,
         out += [(d, ctx) for d in chunking.definitions(ctx) + slices.chunking_definitions(con)]
         if not has_rewriting(con):
             return out
-    ctx = Context(label=rewriting_label(con, config if isinstance(config, RewritingConfig) else None))
-    return out + [(d, ctx) for d in [*rewriting.DEFINITIONS, *slices.rewriting_definitions(con)]]
+    primary = setting(con, "rewriting_primary_metric")
+    label = rewriting_label(con, config if isinstance(config, RewritingConfig) else None)
+    ctx = Context(primary_metric=primary, label=label)
+    return out + [(d, ctx) for d in [*rewriting.definitions(primary), *slices.rewriting_definitions(con)]]
 
 
 def write_tables(tables: list[Rendered], definition: TableDef, out: Path, fmt: str) -> Path:

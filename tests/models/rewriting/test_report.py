@@ -46,9 +46,10 @@ def test_the_papers_defaults_in_the_tables(db):
     """Marks on the uncorrected p (Holm an added column), the paper's fixed tau first and the additions labelled,
     the paper's budget share beside the scope-consistent one, Table 14 split triggered / untriggered at tau 0.65."""
     from ragwh.experiment.tables.build import Context, build
-    from ragwh.experiment.tables.rewriting import ANSWERS, BUDGET, ENSEMBLES, HELPERS, ROUTER, SOLO
+    from ragwh.experiment.tables.rewriting import definitions
     from ragwh.experiment.tables.spec import marks_for
 
+    SOLO, _, ENSEMBLES, ROUTER, BUDGET, _, HELPERS, ANSWERS = definitions("HIT@10")  # the setting's default
     solo = build(db, SOLO, Context())
     p = {(c, s, m): (pv, ph) for c, s, m, pv, ph in db.execute(
         "select corpus, strategy, metric, p_value, p_holm from rewrite_solo").fetchall()}
