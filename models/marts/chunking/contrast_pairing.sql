@@ -10,13 +10,13 @@ with arms as (
 
 t as (
     select f.contrast, f.same_system, m.corpus, m.embedder, m.reranker, m.metric, m.query_id
-    from arms as f inner join {{ ref('query_metrics') }} as m
+    from arms as f inner join {{ ref('int_query_metrics') }} as m
         on m.condition = f.treatment and (f.t_system is null or {{ names_system('m.embedder', 'f.t_system') }})
 ),
 
 c as (
     select f.contrast, f.same_system, m.corpus, m.embedder, m.reranker, m.metric, m.query_id
-    from arms as f inner join {{ ref('query_metrics') }} as m
+    from arms as f inner join {{ ref('int_query_metrics') }} as m
         on m.condition = f.control and (f.c_system is null or {{ names_system('m.embedder', 'f.c_system') }})
 ),
 

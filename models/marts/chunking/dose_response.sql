@@ -24,7 +24,7 @@ per_query as (
         -- slope from dose-ordered lists (list sums run in list order: bit-identical on every rebuild)
         list(d.dose::double order by d.dose) as ds,
         list(m.value order by d.dose) as ys
-    from {{ ref('query_metrics') }} as m
+    from {{ ref('int_query_metrics') }} as m
     inner join doses as d on d.condition = m.condition
     where m.metric = 'cov-nDCG@10'
     group by m.corpus, m.embedder, m.reranker, d.family, m.query_id

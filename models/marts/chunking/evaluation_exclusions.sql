@@ -16,7 +16,7 @@ with run_queries as (
 
 scored as (
     select distinct corpus, embedder, reranker, condition, query_id
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
 )
 
 select

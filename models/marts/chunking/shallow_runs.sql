@@ -14,7 +14,7 @@ with imported as (
 cut as (
     select corpus, embedder, reranker, condition, metric, query_id,
         regexp_extract(metric, '@([0-9]+)$', 1)::integer as cut_at
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
     where not starts_with(metric, 'TBC') and regexp_extract(metric, '@([0-9]+)$', 1) <> ''
         and (corpus, embedder, reranker, condition) in (select (corpus, embedder, reranker, condition) from imported)
 ),

@@ -19,7 +19,7 @@ with types as (
 
 metrics as (
     select m.*, t.query_type
-    from {{ ref('rewrite_query_metrics') }} as m
+    from {{ ref('int_rewrite_query_metrics') }} as m
     inner join types as t on t.query_id = m.query_id
 ),
 

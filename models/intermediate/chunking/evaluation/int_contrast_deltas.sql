@@ -24,10 +24,10 @@ select
     c.value as control_value,
     t.value - c.value as delta
 from arms as f
-inner join {{ ref('query_metrics') }} as t
+inner join {{ ref('int_query_metrics') }} as t
     on t.condition = f.treatment
     and (f.t_system is null or {{ names_system('t.embedder', 'f.t_system') }})
-inner join {{ ref('query_metrics') }} as c
+inner join {{ ref('int_query_metrics') }} as c
     on c.condition = f.control
     and c.corpus = t.corpus and c.reranker = t.reranker
     and c.metric = t.metric and c.query_id = t.query_id
