@@ -7,7 +7,7 @@
 -- ranked (a query the run does not rank at all counts as 0 deep).
 with imported as (
     select corpus, embedder, reranker, condition, k, system_kind
-    from {{ ref('stg_run_manifest') }}
+    from {{ ref('int_run_systems') }}
     where system_kind = 'imported'
 ),
 
@@ -20,10 +20,9 @@ cut as (
 ),
 
 depths as (
-    select corpus, embedder, reranker, condition, query_id, count(*) as n_ranked
-    from {{ ref('stg_runs') }}
+    select corpus, embedder, reranker, condition, query_id, n_ranked
+    from {{ ref('int_run_queries') }}
     where (corpus, embedder, reranker, condition) in (select (corpus, embedder, reranker, condition) from imported)
-    group by all
 ),
 
 per_metric as (
