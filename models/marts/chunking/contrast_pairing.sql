@@ -5,7 +5,7 @@
 -- either arm has runs in (the other arm then shows 0); a declared contrast between two systems in the
 -- cells both systems have runs in (embedder = the treatment's system, control_embedder = the control's).
 with arms as (
-    {{ contrast_arms() }}
+    select * from {{ ref('int_contrast_arms') }}
 ),
 
 t as (

@@ -20,7 +20,7 @@
 -- complete group has the control) | no_reference_gain (the reference does not beat the baseline: no
 -- share). Every (cell, scope, control, metric) gets a row; reason says why a share is missing.
 with controls as (
-    select strategy as control from {{ ref('rewrite_strategies') }} where kind = 'control'
+    select strategy as control from {{ ref('int_rewrite_control_strategies') }}
 ),
 
 reference as (
