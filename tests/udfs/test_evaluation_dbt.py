@@ -298,7 +298,7 @@ def test_a_run_chunk_its_condition_does_not_index_is_an_error_naming_it(built, t
     built.execute("""update runs set chunk_id = 'fixed|qasper/d00000|0'
                      where condition = 'A3' and query_id = 'qasper/q00001' and rank = 2""")
     with pytest.raises(DbtError, match=r"A3 ranks chunk fixed\|qasper/d00000\|0 for qasper/q00001"):
-        run_dbt("run", built_path(built), select="query_metrics", vars=VARS,
+        run_dbt("run", built_path(built), select="int_query_metrics", vars=VARS,
                 extra=["--target-path", str(tmp_path)])
 
 

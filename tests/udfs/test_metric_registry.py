@@ -35,11 +35,13 @@ def _unpivoted(sql: str) -> list[list[str]]:
 
 
 def test_the_registry_lists_what_query_metrics_computes_at_each_level():
-    span, document = _unpivoted((PROJECT_ROOT / "models" / "marts" / "chunking" / "query_metrics.sql").read_text())
+    models = PROJECT_ROOT / "models" / "intermediate"
+    span, document = _unpivoted((models / "chunking" / "evaluation" / "int_query_metrics.sql").read_text())
     assert registered_metrics("span") == tuple(span) == ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048")
     assert registered_metrics("document") == tuple(document) == ("HIT@10", "R@10", "nDCG@10", "MRR@10")
-    (rewriting,) = _unpivoted((PROJECT_ROOT / "models" / "intermediate" / "rewriting" / "int_rewrite_router_queries.sql").read_text())
-    assert tuple(rewriting) == registered_metrics("document")
+    for model in ("int_rewrite_query_metrics", "int_rewrite_router_queries"):
+        (rewriting,) = _unpivoted((models / "rewriting" / f"{model}.sql").read_text())
+        assert tuple(rewriting) == registered_metrics("document"), model
 
 
 def test_kernels_exist_and_names_are_unique_per_level():

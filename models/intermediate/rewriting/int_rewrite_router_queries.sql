@@ -52,10 +52,10 @@ from merged_long as m
 inner join {{ ref('int_rewrite_rankings') }} as t
     on t.strategy = '{{ setting("rewriting_baseline") }}' and t.corpus = m.corpus and t.embedder = m.embedder
     and t.reranker = m.reranker and t.seed = m.seed and t.query_id = m.query_id
-inner join {{ ref('rewrite_query_metrics') }} as b
+inner join {{ ref('int_rewrite_query_metrics') }} as b
     on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = m.corpus and b.embedder = m.embedder
     and b.reranker = m.reranker and b.seed = m.seed and b.query_id = m.query_id and b.metric = m.metric
-inner join {{ ref('rewrite_query_metrics') }} as h
+inner join {{ ref('int_rewrite_query_metrics') }} as h
     on h.strategy = m.helper and h.corpus = m.corpus and h.embedder = m.embedder
     and h.reranker = m.reranker and h.seed = m.seed and h.query_id = m.query_id and h.metric = m.metric
 left join {{ ref('int_rewrite_helper_costs') }} as c

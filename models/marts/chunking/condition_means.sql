@@ -6,7 +6,7 @@
 -- its contrasts. Aggregates run over the values in sorted order, so the float sums (and so the
 -- table) are bit-identical across builds whatever order query_metrics returns its rows in.
 with scored as (
-    select *, coalesce(doc_id, query_id) as cluster_id from {{ ref('query_metrics') }}
+    select *, coalesce(doc_id, query_id) as cluster_id from {{ ref('int_query_metrics') }}
 ),
 
 lists as (

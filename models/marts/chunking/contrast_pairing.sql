@@ -5,18 +5,18 @@
 -- either arm has runs in (the other arm then shows 0); a declared contrast between two systems in the
 -- cells both systems have runs in (embedder = the treatment's system, control_embedder = the control's).
 with arms as (
-    {{ contrast_arms() }}
+    select * from {{ ref('int_contrast_arms') }}
 ),
 
 t as (
     select f.contrast, f.same_system, m.corpus, m.embedder, m.reranker, m.metric, m.query_id
-    from arms as f inner join {{ ref('query_metrics') }} as m
+    from arms as f inner join {{ ref('int_query_metrics') }} as m
         on m.condition = f.treatment and (f.t_system is null or {{ names_system('m.embedder', 'f.t_system') }})
 ),
 
 c as (
     select f.contrast, f.same_system, m.corpus, m.embedder, m.reranker, m.metric, m.query_id
-    from arms as f inner join {{ ref('query_metrics') }} as m
+    from arms as f inner join {{ ref('int_query_metrics') }} as m
         on m.condition = f.control and (f.c_system is null or {{ names_system('m.embedder', 'f.c_system') }})
 ),
 

@@ -9,7 +9,7 @@
 -- is_primary marks the pre-registered cell (vars primary_metric x primary_embedder x primary_reranker);
 -- every other cell is exploratory.
 with arms as (
-    {{ contrast_arms() }}
+    select * from {{ ref('int_contrast_arms') }}
 ),
 
 holm as (

@@ -1,15 +1,14 @@
 {{ config(tags=['evaluation']) }}
 -- Exploratory dose-response of cov-nDCG@10 on heading-path depth, per structure family
--- (from the conditions seed: structural, flat, prefix none|path; dose = prefix_depth, so
+-- (int_dose_conditions, from the conditions seed: structural, flat, prefix none|path; dose = prefix_depth, so
 -- induced: A2=0, A3-d1=1, A3-d2=2, A3=3 and gold: G2, G3-d1, G3-d2, G3).
 -- Per query with a score at every dose: OLS slope b_q = Σ (d - d̄)(y_d - ȳ) / Σ (d - d̄)²
 -- (metric points per depth level); the estimate is the mean of b_q (= the within-query pooled slope),
 -- with the document-clustered bootstrap CI and p (same B and seed as the contrasts).
 -- Queries missing a dose are dropped and counted (n_dropped); with none left the statistics are NULL.
 with doses as (
-    select condition, structure as family, prefix_depth as dose
-    from {{ ref('conditions') }}
-    where chunking = 'structural' and retrieval = 'flat' and prefix_kind in ('none', 'path')
+    select condition, family, dose
+    from {{ ref('int_dose_conditions') }}
 ),
 
 levels as (
@@ -24,7 +23,7 @@ per_query as (
         -- slope from dose-ordered lists (list sums run in list order: bit-identical on every rebuild)
         list(d.dose::double order by d.dose) as ds,
         list(m.value order by d.dose) as ys
-    from {{ ref('query_metrics') }} as m
+    from {{ ref('int_query_metrics') }} as m
     inner join doses as d on d.condition = m.condition
     where m.metric = 'cov-nDCG@10'
     group by m.corpus, m.embedder, m.reranker, d.family, m.query_id

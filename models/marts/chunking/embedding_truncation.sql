@@ -8,7 +8,7 @@
 -- text_tokens row (embedded before it existed) are counted in n_uncounted, never as untruncated.
 with ran as (
     select distinct corpus, embedder, condition
-    from {{ ref('stg_run_manifest') }}
+    from {{ ref('int_run_systems') }}
     where reranker = 'none' and coalesce(system_kind, 'dense') = 'dense'  -- BM25 and imported runs embed nothing
 )
 
@@ -28,5 +28,5 @@ select
     (count(*) filter (where t.text_hash is null))::bigint as n_uncounted
 from {{ ref('int_condition_texts') }} as ct
 inner join ran as r on r.corpus = ct.corpus and r.condition = ct.condition
-left join {{ ref('stg_text_tokens') }} as t on t.embedder = r.embedder and t.text_hash = ct.text_hash
+left join {{ ref('int_text_tokens') }} as t on t.embedder = r.embedder and t.text_hash = ct.text_hash
 group by all

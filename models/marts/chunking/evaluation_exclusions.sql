@@ -9,14 +9,13 @@
 -- n_docs: distinct documents of those queries (corpus-level queries without a document count none).
 --   no_condition_chunks         the condition holds no chunk of the query's document (no ideal ranking)
 with run_queries as (
-    select corpus, embedder, reranker, condition, query_id, bool_or(isnan(score)) as has_nan
-    from {{ ref('stg_runs') }}
-    group by corpus, embedder, reranker, condition, query_id
+    select corpus, embedder, reranker, condition, query_id, has_nan
+    from {{ ref('int_run_queries') }}
 ),
 
 scored as (
     select distinct corpus, embedder, reranker, condition, query_id
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
 )
 
 select

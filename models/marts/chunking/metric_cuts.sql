@@ -5,11 +5,11 @@
 with long as (
     select corpus, embedder, reranker, condition, metric, 'query_type' as cut,
         coalesce(query_type, '(none)') as cut_value, value
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
     union all
     select corpus, embedder, reranker, condition, metric, 'topic_bucket' as cut,
         coalesce(topic_bucket, '(none)') as cut_value, value
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
 )
 
 select

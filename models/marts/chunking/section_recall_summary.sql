@@ -11,5 +11,5 @@ select
     (count(*) - count(section_recall))::bigint as n_unjudged,
     count(*) filter (where section_recall)::bigint as n_recalled,
     (count(*) filter (where section_recall) / nullif(count(section_recall), 0))::double as section_recall
-from {{ ref('stg_routing') }}
+from {{ ref('int_routed_queries') }}
 group by all

@@ -7,23 +7,22 @@
 -- ranked (a query the run does not rank at all counts as 0 deep).
 with imported as (
     select corpus, embedder, reranker, condition, k, system_kind
-    from {{ ref('stg_run_manifest') }}
+    from {{ ref('int_run_systems') }}
     where system_kind = 'imported'
 ),
 
 cut as (
     select corpus, embedder, reranker, condition, metric, query_id,
         regexp_extract(metric, '@([0-9]+)$', 1)::integer as cut_at
-    from {{ ref('query_metrics') }}
+    from {{ ref('int_query_metrics') }}
     where not starts_with(metric, 'TBC') and regexp_extract(metric, '@([0-9]+)$', 1) <> ''
         and (corpus, embedder, reranker, condition) in (select (corpus, embedder, reranker, condition) from imported)
 ),
 
 depths as (
-    select corpus, embedder, reranker, condition, query_id, count(*) as n_ranked
-    from {{ ref('stg_runs') }}
+    select corpus, embedder, reranker, condition, query_id, n_ranked
+    from {{ ref('int_run_queries') }}
     where (corpus, embedder, reranker, condition) in (select (corpus, embedder, reranker, condition) from imported)
-    group by all
 ),
 
 per_metric as (

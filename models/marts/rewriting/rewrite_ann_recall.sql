@@ -6,13 +6,8 @@
 -- (dense: exact, ann_seed NULL) and rows written before in_exact was recorded are not counted.
 -- n_pools counts searched texts (a text searched in several graphs, S1-ann4, counts once per graph).
 with pools as (
-    select
-        corpus, embedder, reranker, strategy, seed, query_id, variant_idx, ann_seed,
-        count(*) as n_chunks,
-        avg(in_exact::double) as recall
-    from {{ ref('stg_rewrite_text_runs') }}
-    where stage = 'dense' and ann_seed is not null and in_exact is not null
-    group by all
+    select corpus, embedder, reranker, strategy, seed, query_id, variant_idx, ann_seed, n_chunks, recall
+    from {{ ref('int_rewrite_ann_pools') }}
 )
 
 select

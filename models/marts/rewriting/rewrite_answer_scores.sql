@@ -5,14 +5,14 @@
 -- keeps its row with status 'no_gold_answer' and NULL scores (never silently dropped).
 with gold as (
     select query_id, list(answer order by answer_idx) as golds
-    from {{ ref('stg_query_answers') }}
+    from {{ ref('int_query_answers') }}
     group by query_id
 ),
 
 scored as (
     select a.corpus, a.embedder, a.reranker, a.setting, a.helper, a.tau, a.seed, a.query_id,
         squad_score(a.answer, g.golds) as s
-    from {{ ref('stg_reader_answers') }} as a
+    from {{ ref('int_rewrite_reader_answers') }} as a
     inner join gold as g on g.query_id = a.query_id
 )
 
@@ -30,7 +30,7 @@ select
     (case when s.query_id is null then 'no_gold_answer' else 'scored' end)::varchar as status,
     s.s.em::double as em,
     s.s.f1::double as f1
-from {{ ref('stg_reader_answers') }} as a
+from {{ ref('int_rewrite_reader_answers') }} as a
 left join scored as s
     on s.corpus = a.corpus and s.embedder = a.embedder and s.reranker = a.reranker and s.setting = a.setting
     and s.helper is not distinct from a.helper and s.tau is not distinct from a.tau

@@ -14,8 +14,8 @@ select
     t.metric::varchar as metric,
     avg(t.value - b.value order by t.value - b.value)::double as delta,
     count(*)::integer as n_seeds
-from {{ ref('rewrite_query_metrics') }} as t
-inner join {{ ref('rewrite_query_metrics') }} as b
+from {{ ref('int_rewrite_query_metrics') }} as t
+inner join {{ ref('int_rewrite_query_metrics') }} as b
     on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = t.corpus and b.embedder = t.embedder
     and b.reranker = t.reranker and b.seed = t.seed and b.query_id = t.query_id and b.metric = t.metric
 where t.strategy <> '{{ setting("rewriting_baseline") }}'

@@ -20,7 +20,7 @@
 -- complete group has the control) | no_reference_gain (the reference does not beat the baseline: no
 -- share). Every (cell, scope, control, metric) gets a row; reason says why a share is missing.
 with controls as (
-    select strategy as control from {{ ref('rewrite_strategies') }} where kind = 'control'
+    select strategy as control from {{ ref('int_rewrite_control_strategies') }}
 ),
 
 reference as (
@@ -36,14 +36,14 @@ scopes as (
 
 cells as (
     select distinct q.corpus, q.embedder, q.reranker, q.metric, s.scope
-    from {{ ref('rewrite_query_metrics') }} as q
+    from {{ ref('int_rewrite_query_metrics') }} as q
     cross join (select 0 as scope union all select 1) as s
     where q.strategy = '{{ setting("rewriting_baseline") }}'
 ),
 
 ran as (
     select distinct corpus, embedder, reranker, strategy as control
-    from {{ ref('rewrite_query_metrics') }}
+    from {{ ref('int_rewrite_query_metrics') }}
     where kind = 'control'
 ),
 
@@ -63,10 +63,10 @@ pairs as (
     select s.scope, s.corpus, s.embedder, s.reranker, c.strategy as control, s.seed, s.query_id, c.metric,
         c.value as control_value, b.value as baseline_value, rv.value as reference_value
     from scopes as s
-    inner join {{ ref('rewrite_query_metrics') }} as c
+    inner join {{ ref('int_rewrite_query_metrics') }} as c
         on c.kind = 'control' and c.corpus = s.corpus and c.embedder = s.embedder and c.reranker = s.reranker
         and c.seed = s.seed and c.query_id = s.query_id
-    inner join {{ ref('rewrite_query_metrics') }} as b
+    inner join {{ ref('int_rewrite_query_metrics') }} as b
         on b.strategy = '{{ setting("rewriting_baseline") }}' and b.corpus = s.corpus and b.embedder = s.embedder
         and b.reranker = s.reranker and b.seed = s.seed and b.query_id = s.query_id and b.metric = c.metric
     left join reference_values as rv on rv.group_id = s.group_id and rv.metric = c.metric

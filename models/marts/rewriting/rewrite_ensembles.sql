@@ -62,7 +62,7 @@ seed_means as (
 
 solo as (
     select g.cell_key, g.scope, g.query_key, m.strategy, s.bit, m.metric, m.seed, m.value
-    from {{ ref('rewrite_query_metrics') }} as m
+    from {{ ref('int_rewrite_query_metrics') }} as m
     inner join {{ ref('int_rewrite_solo_strategies') }} as s on s.strategy = m.strategy
     inner join scopes as g
         on g.corpus = m.corpus and g.embedder = m.embedder and g.reranker = m.reranker

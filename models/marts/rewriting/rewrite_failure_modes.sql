@@ -12,7 +12,7 @@
 -- do not depend on the seed).
 with hits as (
     select corpus, embedder, reranker, strategy, kind, seed, query_id, value as hit, list_length
-    from {{ ref('rewrite_query_metrics') }}
+    from {{ ref('int_rewrite_query_metrics') }}
     where metric = 'HIT@10'
 ),
 

@@ -20,7 +20,7 @@ with scopes as (
 
 hits as (
     select g.scope, m.corpus, m.embedder, m.reranker, m.seed, m.query_id, s.bit, m.value as hit, g.cell_mask
-    from {{ ref('rewrite_query_metrics') }} as m
+    from {{ ref('int_rewrite_query_metrics') }} as m
     inner join {{ ref('int_rewrite_solo_strategies') }} as s on s.strategy = m.strategy
     inner join scopes as g
         on g.corpus = m.corpus and g.embedder = m.embedder and g.reranker = m.reranker

@@ -14,12 +14,12 @@
 --                     the same for every type and dataset), over the type's complete groups: share expanded,
 --                     router mean, its gain over the baseline with the paired bootstrap over queries
 with types as (
-    select query_id, query_type from {{ ref('stg_queries') }}
+    select query_id, query_type from {{ ref('int_eval_queries') }}
 ),
 
 metrics as (
     select m.*, t.query_type
-    from {{ ref('rewrite_query_metrics') }} as m
+    from {{ ref('int_rewrite_query_metrics') }} as m
     inner join types as t on t.query_id = m.query_id
 ),
 

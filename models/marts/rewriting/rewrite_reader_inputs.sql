@@ -56,7 +56,7 @@ taus as (
 baseline as (
     select g.group_id, r.rank, r.doc_id, r.score
     from groups as g
-    inner join {{ ref('stg_rewrite_runs') }} as r
+    inner join {{ ref('int_rewrite_ranked_docs') }} as r
         on r.strategy = '{{ setting("rewriting_baseline") }}' and r.corpus = g.corpus and r.embedder = g.embedder
         and r.reranker = g.reranker and r.seed = g.seed and r.query_id = g.query_id
     where r.rank <= {{ setting('reader_top_k') }}
@@ -115,5 +115,5 @@ select
     l.score::double as score,
     d.text::varchar as passage
 from lists as l
-inner join {{ ref('stg_queries') }} as q on q.query_id = l.query_id
-inner join {{ ref('stg_documents') }} as d on d.doc_id = l.doc_id
+inner join {{ ref('int_query_texts') }} as q on q.query_id = l.query_id
+inner join {{ ref('int_document_texts') }} as d on d.doc_id = l.doc_id

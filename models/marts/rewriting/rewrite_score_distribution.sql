@@ -13,7 +13,7 @@
 with docs as not materialized (  -- inlined into each use (cheaper than materializing 2.6M rows)
     select corpus, embedder, reranker, strategy, seed, query_id, rank, score,
         case when variant_idx = 0 then 'original' else 'variant' end as source
-    from {{ ref('stg_rewrite_runs') }}
+    from {{ ref('int_rewrite_ranked_docs') }}
 ),
 
 sourced as (

@@ -12,7 +12,7 @@
 -- with queries as the resampling units (udfs/stats/heterogeneity.py); macros/slices.sql, docs/slicing.md.
 with metrics_long as (
     select corpus, embedder, reranker, strategy, seed, query_id, metric, value
-    from {{ ref('rewrite_query_metrics') }}
+    from {{ ref('int_rewrite_query_metrics') }}
     where seed = {{ setting('rewriting_ensemble_seed') }}
 ),
 

@@ -13,7 +13,7 @@
 -- The baseline's own row has no delta.
 with per_seed as (
     select corpus, embedder, reranker, strategy, metric, seed, avg(value order by value) as seed_mean, count(*) as n
-    from {{ ref('rewrite_query_metrics') }}
+    from {{ ref('int_rewrite_query_metrics') }}
     where kind = 'solo'
     group by all
 ),

@@ -1,5 +1,5 @@
 """contrast_slices on a small synthetic warehouse with analyst labels added by `ragwh label add`'s loader: every
-pre-registered contrast by every built-in label; one slice's mean delta recomputed exactly from query_metrics and
+pre-registered contrast by every built-in label; one slice's mean delta recomputed exactly from int_query_metrics and
 its CI / p against an independent clustered bootstrap (a plain loop); Holm per family; the minimum-size flag; the
 heterogeneity test equal to its kernel on the same deltas; a user label CSV is a slice without any code change."""
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_one_slice_recomputed_exactly_and_against_an_independent_bootstrap(built
     # straight from the per-query scores: A3 - P over queries typed extractive, scored under both
     pairs = built.execute("""
         select t.query_id, q.doc_id, t.value - c.value
-        from query_metrics t join query_metrics c using (corpus, embedder, reranker, metric, query_id)
+        from int_query_metrics t join int_query_metrics c using (corpus, embedder, reranker, metric, query_id)
         join queries q using (query_id)
         where t.condition = 'A3' and c.condition = 'P' and t.metric = 'cov-nDCG@10' and q.query_type = 'extractive'
         order by q.doc_id, t.query_id""").fetchall()

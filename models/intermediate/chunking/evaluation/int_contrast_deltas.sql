@@ -1,5 +1,5 @@
 {{ config(tags=['evaluation']) }}
--- Paired per-query deltas (treatment - control) for every contrast (macro contrast_arms: the seed's
+-- Paired per-query deltas (treatment - control) for every contrast (int_contrast_arms: the seed's
 -- pre-registered family and the experiment's declared contrasts), in every cell (corpus x embedder x
 -- reranker x metric), over the queries scored under both arms (the intersection; contrast_pairing
 -- counts what each arm had alone). embedder is the treatment arm's system, control_embedder the
@@ -7,7 +7,7 @@
 -- the resampling unit of the bootstrap: the query's document; queries without one (corpus-level BEIR
 -- queries) are their own cluster.
 with arms as (
-    {{ contrast_arms() }}
+    select * from {{ ref('int_contrast_arms') }}
 )
 
 select
@@ -24,10 +24,10 @@ select
     c.value as control_value,
     t.value - c.value as delta
 from arms as f
-inner join {{ ref('query_metrics') }} as t
+inner join {{ ref('int_query_metrics') }} as t
     on t.condition = f.treatment
     and (f.t_system is null or {{ names_system('t.embedder', 'f.t_system') }})
-inner join {{ ref('query_metrics') }} as c
+inner join {{ ref('int_query_metrics') }} as c
     on c.condition = f.control
     and c.corpus = t.corpus and c.reranker = t.reranker
     and c.metric = t.metric and c.query_id = t.query_id

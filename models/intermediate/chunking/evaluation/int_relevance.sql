@@ -5,7 +5,7 @@
 -- chunk's document (gain; relevant iff >= 1). Queries that are not scorable are counted in
 -- evaluation_exclusions. A run chunk its condition does not index is an error (raised by error() as
 -- soon as anything reads the row), never a silently irrelevant hit.
--- A view: query_metrics reads it once (materializing 10M run rows would cost more than the joins).
+-- A view: int_query_metrics reads it once (materializing 10M run rows would cost more than the joins).
 select
     r.corpus,
     r.embedder,
