@@ -57,7 +57,7 @@ with ``engine: ray`` the stage's embeddings and cross-encoder scores run as Ray 
 in-process LLM backend (``vllm``, ``transformers``) on Ray actors; HNSW graphs, MMR and the warehouse stay on the driver.
 
 ``demo: true`` reads the corpus sources from the package's demo data (``experiments/demo-rewriting.yml``:
-``demo-rewriting.hotpot.json``, 30 questions written for this project) instead of ``--data``.
+``demo-rewriting.hotpot.json``, 30 questions over 426 paragraphs written for this project) instead of ``--data``.
 
 Loaders: ``hotpotqa`` (options ``split`` and ``limit``: the first N questions in file order; the
 top-level ``limit`` / ``--limit`` overrides it for every hotpotqa corpus), ``beir`` (``split``; the source is the directory's

@@ -9,6 +9,9 @@ produces are demo numbers, not results.
 
 ``demo-rewriting.hotpot.json``: the query-rewriting study's demo corpus (``experiments/demo-rewriting.yml``), in
 the HotpotQA distractor layout: 30 questions (26 bridge, 4 comparison) about a fictional archipelago, each with
-its gold answer, two supporting paragraphs (its qrels) and three distractors, over 36 paragraphs written for
-this project. Demo numbers, not results.
+its gold answer and two supporting paragraphs (its qrels), over 36 hand-written paragraphs, plus 13 look-alike
+paragraphs per question (390) that share its named entity and wording but not its answer
+(``rewriting_corpus.py`` generates them; ``python -m ragwh.experiment.demo.rewriting_corpus`` rewrites the file
+reproducibly). With them the dense baseline (all-MiniLM-L6-v2 with MMR) misses 9 of the 30 questions, so rewrites have misses to
+rescue. Written for this project. Demo numbers, not results.
 """

@@ -65,6 +65,9 @@ def test_the_readme_rewriting_sql_answers_on_the_demo(demo):
             assert con.execute(sql).fetchall(), sql
         assert con.execute("SELECT count(DISTINCT query_id) FROM queries").fetchone()[0] == 30
         assert con.execute("SELECT count(*) FROM rewrite_answer_quality").fetchone()[0] > 0
+        # the demo has misses to rescue: the dense baseline (no LLM involved) misses 15-50% of its questions
+        s1_miss = con.execute("SELECT miss_rate FROM rewrite_failure_modes WHERE strategy = 'S1'").fetchone()[0]
+        assert 0.15 <= s1_miss <= 0.5, s1_miss
     finally:
         con.close()
 
