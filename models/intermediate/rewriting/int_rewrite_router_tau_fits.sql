@@ -19,7 +19,7 @@ with base as (
 
 fits as (
     select corpus, embedder, reranker,
-        avg(top1_score order by top1_score) filter (where hit = 1) as hit_mean, avg(top1_score order by top1_score) filter (where hit = 0) as miss_mean
+        {{ stable_avg('top1_score') }} filter (where hit = 1) as hit_mean, {{ stable_avg('top1_score') }} filter (where hit = 0) as miss_mean
     from base
     group by all
 ),
@@ -30,7 +30,7 @@ folds as (
 
 fold_fits as (
     select f.corpus, f.embedder, f.reranker, f.fold,
-        avg(b.top1_score order by b.top1_score) filter (where b.hit = 1) as hit_mean, avg(b.top1_score order by b.top1_score) filter (where b.hit = 0) as miss_mean
+        {{ stable_avg('b.top1_score') }} filter (where b.hit = 1) as hit_mean, {{ stable_avg('b.top1_score') }} filter (where b.hit = 0) as miss_mean
     from folds as f
     inner join base as b
         on b.corpus = f.corpus and b.embedder = f.embedder and b.reranker = f.reranker and b.fold <> f.fold

@@ -13,8 +13,8 @@ lists as (
     select
         corpus, embedder, reranker, condition, metric,
         count(*) as n_queries,
-        avg(value order by value) as mean_value,
-        stddev_samp(value order by value) as sd_value,
+        {{ stable_avg('value') }} as mean_value,
+        {{ stable_stddev_samp('value') }} as sd_value,
         list(value order by cluster_id, query_id) as vals,
         list(cluster_id order by cluster_id, query_id) as clusters
     from scored

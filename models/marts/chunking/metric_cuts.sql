@@ -21,6 +21,6 @@ select
     cut::varchar as cut,
     cut_value::varchar as cut_value,
     count(*)::bigint as n_queries,
-    avg(value order by value)::double as mean_value
+    {{ stable_avg('value') }}::double as mean_value
 from long
 group by all

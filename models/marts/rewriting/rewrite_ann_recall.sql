@@ -19,7 +19,7 @@ select
     count(distinct ann_seed)::integer as n_graphs,
     count(*)::bigint as n_pools,
     sum(n_chunks)::bigint as n_chunks,
-    avg(recall order by recall)::double as recall_mean,
+    {{ stable_avg('recall') }}::double as recall_mean,
     min(recall)::double as recall_min,
     avg((recall = 1)::double)::double as share_full_recall
 from pools

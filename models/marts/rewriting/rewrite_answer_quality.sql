@@ -82,14 +82,14 @@ split as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, tau, contrast, treatment, control, metric, split, seed,
-        avg(t_value order by t_value) as t_mean, avg(c_value order by c_value) as c_mean
+        {{ stable_avg('t_value') }} as t_mean, {{ stable_avg('c_value') }} as c_mean
     from split
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, tau, contrast, treatment, control, metric, split,
-        count(*) as n_seeds, avg(t_mean order by t_mean) as mean_treatment, avg(c_mean order by c_mean) as mean_control
+        count(*) as n_seeds, {{ stable_avg('t_mean') }} as mean_treatment, {{ stable_avg('c_mean') }} as mean_control
     from seed_means
     group by all
 ),
@@ -99,7 +99,7 @@ boot as (
         {{ rewriting_bootstrap("list(d order by query_id)") }} as b
     from (
         select corpus, embedder, reranker, helper, tau, contrast, metric, split, query_id,
-            avg(t_value - c_value order by t_value - c_value) as d
+            {{ stable_avg('t_value - c_value') }} as d
         from split
         group by all
     )

@@ -12,7 +12,7 @@ select
     t.kind::varchar as kind,
     t.query_id::varchar as query_id,
     t.metric::varchar as metric,
-    avg(t.value - b.value order by t.value - b.value)::double as delta,
+    {{ stable_avg('t.value - b.value') }}::double as delta,
     count(*)::integer as n_seeds
 from {{ ref('int_rewrite_query_metrics') }} as t
 inner join {{ ref('int_rewrite_query_metrics') }} as b

@@ -74,10 +74,10 @@ pairs as (
 
 means as (
     select scope, corpus, embedder, reranker, control, metric, count(*) as n_seeds,
-        avg(b order by b) as baseline_value, avg(c order by c) as control_value, avg(r order by r) as reference_value
+        {{ stable_avg('b') }} as baseline_value, {{ stable_avg('c') }} as control_value, {{ stable_avg('r') }} as reference_value
     from (
-        select scope, corpus, embedder, reranker, control, metric, seed, avg(baseline_value order by baseline_value) as b,
-            avg(control_value order by control_value) as c, avg(reference_value order by reference_value) as r
+        select scope, corpus, embedder, reranker, control, metric, seed, {{ stable_avg('baseline_value') }} as b,
+            {{ stable_avg('control_value') }} as c, {{ stable_avg('reference_value') }} as r
         from pairs
         group by all
     )
@@ -86,8 +86,8 @@ means as (
 
 per_query as (
     select scope, corpus, embedder, reranker, control, metric, query_id,
-        avg(control_value - baseline_value order by control_value - baseline_value) as d_control,
-        avg(reference_value - baseline_value order by reference_value - baseline_value) as d_reference
+        {{ stable_avg('control_value - baseline_value') }} as d_control,
+        {{ stable_avg('reference_value - baseline_value') }} as d_reference
     from pairs
     group by all
 ),

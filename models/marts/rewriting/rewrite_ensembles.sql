@@ -70,10 +70,10 @@ solo as (
 ),
 
 best_solo as (
-    select cell_key, scope, metric, strategy, avg(seed_mean order by seed_mean) as mean_value
-    from (select cell_key, scope, strategy, bit, metric, seed, avg(value order by value) as seed_mean from solo group by all)
+    select cell_key, scope, metric, strategy, {{ stable_avg('seed_mean') }} as mean_value
+    from (select cell_key, scope, strategy, bit, metric, seed, {{ stable_avg('value') }} as seed_mean from solo group by all)
     group by cell_key, scope, metric, strategy, bit
-    qualify row_number() over (partition by cell_key, scope, metric order by avg(seed_mean order by seed_mean) desc, bit) = 1
+    qualify row_number() over (partition by cell_key, scope, metric order by {{ stable_avg('seed_mean') }} desc, bit) = 1
 ),
 
 best_seed as (
@@ -138,7 +138,7 @@ holm as (
 
 summary as (
     select cell_key, scope, rule, subset_mask, metric,
-        avg(seed_mean order by seed_mean) as mean_value, stddev_samp(seed_mean order by seed_mean) as sd_seeds, count(*) as n_seeds
+        {{ stable_avg('seed_mean') }} as mean_value, {{ stable_stddev_samp('seed_mean') }} as sd_seeds, count(*) as n_seeds
     from seed_means
     group by all
 ),

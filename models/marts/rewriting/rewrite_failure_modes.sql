@@ -18,7 +18,7 @@ with hits as (
 
 misses as (
     select corpus, embedder, reranker, strategy, kind, seed,
-        avg(case when hit = 0 then 1.0 else 0.0 end order by case when hit = 0 then 1.0 else 0.0 end) as miss_rate, count(*) as n
+        {{ stable_avg('case when hit = 0 then 1.0 else 0.0 end') }} as miss_rate, count(*) as n
     from hits
     group by all
 ),
@@ -36,7 +36,7 @@ rescue_size as (
 ),
 
 rescued as (
-    select h.corpus, h.embedder, h.reranker, h.strategy, h.seed, avg(h.hit order by h.hit) as rescue_rate, count(*) as n
+    select h.corpus, h.embedder, h.reranker, h.strategy, h.seed, {{ stable_avg('h.hit') }} as rescue_rate, count(*) as n
     from hits as h
     inner join rescue_set as r
         on r.corpus = h.corpus and r.embedder = h.embedder and r.reranker = h.reranker and r.query_id = h.query_id
@@ -46,8 +46,8 @@ rescued as (
 per_strategy as (
     select m.corpus, m.embedder, m.reranker, m.strategy, any_value(m.kind) as kind,
         count(*) as n_seeds, max(m.n) as n_queries_per_seed,
-        avg(m.miss_rate order by m.miss_rate) as miss_rate, stddev_samp(m.miss_rate order by m.miss_rate) as miss_rate_sd_seeds,
-        avg(r.rescue_rate order by r.rescue_rate) as rescue_rate, count(r.seed) as n_rescue_seeds
+        {{ stable_avg('m.miss_rate') }} as miss_rate, {{ stable_stddev_samp('m.miss_rate') }} as miss_rate_sd_seeds,
+        {{ stable_avg('r.rescue_rate') }} as rescue_rate, count(r.seed) as n_rescue_seeds
     from misses as m
     left join rescued as r
         on r.corpus = m.corpus and r.embedder = m.embedder and r.reranker = m.reranker

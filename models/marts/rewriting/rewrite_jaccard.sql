@@ -22,7 +22,7 @@ pairs as (
 
 means as (
     select corpus, embedder, reranker, strategy_a, strategy_b,
-        count(*) as n_pairs, avg(n_common / (n_both - n_common) order by n_common / (n_both - n_common)) as jaccard
+        count(*) as n_pairs, {{ stable_avg('n_common / (n_both - n_common)') }} as jaccard
     from pairs
     group by all
 )

@@ -36,8 +36,8 @@ group_hits as (
 ),
 
 member_means as (
-    select scope, corpus, embedder, reranker, bit, avg(seed_mean order by seed_mean) as mean_hit
-    from (select scope, corpus, embedder, reranker, bit, seed, avg(hit order by hit) as seed_mean from hits group by all)
+    select scope, corpus, embedder, reranker, bit, {{ stable_avg('seed_mean') }} as mean_hit
+    from (select scope, corpus, embedder, reranker, bit, seed, {{ stable_avg('hit') }} as seed_mean from hits group by all)
     group by all
 ),
 
@@ -91,7 +91,7 @@ boot as (
 
 means as (
     select scope, corpus, embedder, reranker, subset_mask, count(*) as n_seeds,
-        avg(oracle order by oracle) as oracle_hit, avg(best_member order by best_member) as best_member_hit
+        {{ stable_avg('oracle') }} as oracle_hit, {{ stable_avg('best_member') }} as best_member_hit
     from seed_means
     group by all
 )

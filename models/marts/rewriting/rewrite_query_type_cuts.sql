@@ -25,10 +25,10 @@ metrics as (
 
 means as (
     select corpus, embedder, reranker, query_type, strategy, kind, metric,
-        avg(seed_mean order by seed_mean) as mean_value, count(*) as n_seeds, max(n) as n_queries_per_seed
+        {{ stable_avg('seed_mean') }} as mean_value, count(*) as n_seeds, max(n) as n_queries_per_seed
     from (
         select corpus, embedder, reranker, query_type, strategy, kind, metric, seed,
-            avg(value order by value) as seed_mean, count(*) as n
+            {{ stable_avg('value') }} as seed_mean, count(*) as n
         from metrics
         group by all
     )
@@ -51,10 +51,10 @@ rescue_set as (
 ),
 
 rescue as (
-    select corpus, embedder, reranker, query_type, strategy, avg(rate order by rate) as rescue_rate,
+    select corpus, embedder, reranker, query_type, strategy, {{ stable_avg('rate') }} as rescue_rate,
         count(*) as n_rescue_seeds
     from (
-        select m.corpus, m.embedder, m.reranker, m.query_type, m.strategy, m.seed, avg(m.value order by m.value) as rate
+        select m.corpus, m.embedder, m.reranker, m.query_type, m.strategy, m.seed, {{ stable_avg('m.value') }} as rate
         from metrics as m
         inner join rescue_set as r
             on r.corpus = m.corpus and r.embedder = m.embedder and r.reranker = m.reranker and r.query_id = m.query_id
@@ -83,11 +83,11 @@ router as (
 
 router_means as (
     select corpus, embedder, reranker, query_type, helper, metric, any_value(tau) as tau,
-        avg(e order by e) as pct_expanded, avg(v order by v) as router_value, avg(b order by b) as baseline_value
+        {{ stable_avg('e') }} as pct_expanded, {{ stable_avg('v') }} as router_value, {{ stable_avg('b') }} as baseline_value
     from (
         select corpus, embedder, reranker, query_type, helper, metric, seed, any_value(tau) as tau,
-            avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as e,
-            avg(router_value order by router_value) as v, avg(baseline_value order by baseline_value) as b
+            {{ stable_avg('case when expanded then 1.0 else 0.0 end') }} as e,
+            {{ stable_avg('router_value') }} as v, {{ stable_avg('baseline_value') }} as b
         from router
         group by all
     )
@@ -99,7 +99,7 @@ router_boot as (
         {{ rewriting_bootstrap("list(d order by query_id)") }} as b
     from (
         select corpus, embedder, reranker, query_type, helper, metric, query_id,
-            avg(router_value - baseline_value order by router_value - baseline_value) as d
+            {{ stable_avg('router_value - baseline_value') }} as d
         from router
         group by all
     )

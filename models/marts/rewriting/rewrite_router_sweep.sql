@@ -22,7 +22,7 @@ with q as (
 fixed_seed_means as (
     -- the baseline's and always-merge's seed means do not depend on tau: once per helper, not per tau
     select corpus, embedder, reranker, helper, metric, seed,
-        avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value
+        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('merge_value') }} as merge_value
     from {{ ref('int_rewrite_router_queries') }}
     group by all
 ),
@@ -32,7 +32,7 @@ seed_means as (
     select s.*, f.baseline_value, f.merge_value
     from (
         select corpus, embedder, reranker, helper, tau, metric, seed,
-            avg(router_value order by router_value) as router_value,
+            {{ stable_avg('router_value') }} as router_value,
             avg(case when expanded then 1.0 else 0.0 end) as pct_expanded
         from q
         group by all
@@ -44,8 +44,8 @@ seed_means as (
 
 means as (
     select corpus, embedder, reranker, helper, tau, metric, count(*) as n_seeds,
-        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
-        avg(pct_expanded order by pct_expanded) as pct_expanded
+        {{ stable_avg('router_value') }} as router_value, {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('merge_value') }} as merge_value,
+        {{ stable_avg('pct_expanded') }} as pct_expanded
     from seed_means
     group by all
 ),
@@ -67,8 +67,8 @@ counts as (
 
 per_query as (
     select corpus, embedder, reranker, helper, tau, metric, query_key,
-        avg(router_value - baseline_value order by router_value - baseline_value) as d_baseline,
-        avg(router_value - merge_value order by router_value - merge_value) as d_merge
+        {{ stable_avg('router_value - baseline_value') }} as d_baseline,
+        {{ stable_avg('router_value - merge_value') }} as d_merge
     from q
     group by all
 ),

@@ -18,7 +18,7 @@ with choices as (
 ),
 
 choice_taus as (
-    select corpus, embedder, reranker, rule, source, avg(tau order by tau) as tau, count(*) as n_folds,
+    select corpus, embedder, reranker, rule, source, {{ stable_avg('tau') }} as tau, count(*) as n_folds,
         count(*) filter (where tau is null) as n_folds_without_tau
     from choices
     group by all
@@ -34,17 +34,17 @@ applied as (
 
 seed_means as (
     select corpus, embedder, reranker, helper, rule, source, metric, seed,
-        avg(case when expanded then merge_value else baseline_value end order by case when expanded then merge_value else baseline_value end) as router_value,
-        avg(baseline_value order by baseline_value) as baseline_value, avg(merge_value order by merge_value) as merge_value,
-        avg(case when expanded then 1.0 else 0.0 end order by case when expanded then 1.0 else 0.0 end) as pct_expanded
+        {{ stable_avg('case when expanded then merge_value else baseline_value end') }} as router_value,
+        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('merge_value') }} as merge_value,
+        {{ stable_avg('case when expanded then 1.0 else 0.0 end') }} as pct_expanded
     from applied
     group by all
 ),
 
 means as (
     select corpus, embedder, reranker, helper, rule, source, metric,
-        avg(router_value order by router_value) as router_value, avg(baseline_value order by baseline_value) as baseline_value,
-        avg(merge_value order by merge_value) as merge_value, avg(pct_expanded order by pct_expanded) as pct_expanded
+        {{ stable_avg('router_value') }} as router_value, {{ stable_avg('baseline_value') }} as baseline_value,
+        {{ stable_avg('merge_value') }} as merge_value, {{ stable_avg('pct_expanded') }} as pct_expanded
     from seed_means
     group by all
 ),

@@ -51,7 +51,7 @@ arms as (
 
 cell as (
     select contrast, kind, corpus, embedder, reranker, metric, count(*) as n_queries,
-        avg(delta order by delta) as mean_delta
+        {{ stable_avg('delta') }} as mean_delta
     from arms
     group by all
 ),

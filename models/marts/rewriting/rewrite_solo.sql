@@ -12,7 +12,7 @@
 --                 (udfs/stats/multiple.py; family_size = its m). The paper corrects nothing: p_value is its p.
 -- The baseline's own row has no delta.
 with per_seed as (
-    select corpus, embedder, reranker, strategy, metric, seed, avg(value order by value) as seed_mean, count(*) as n
+    select corpus, embedder, reranker, strategy, metric, seed, {{ stable_avg('value') }} as seed_mean, count(*) as n
     from {{ ref('int_rewrite_query_metrics') }}
     where kind = 'solo'
     group by all
@@ -20,8 +20,8 @@ with per_seed as (
 
 summary as (
     select corpus, embedder, reranker, strategy, metric,
-        avg(seed_mean order by seed_mean) as mean_value,
-        stddev_samp(seed_mean order by seed_mean) as sd_seeds,
+        {{ stable_avg('seed_mean') }} as mean_value,
+        {{ stable_stddev_samp('seed_mean') }} as sd_seeds,
         count(*) as n_seeds,
         max(n) as n_queries_per_seed
     from per_seed
