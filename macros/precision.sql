@@ -21,9 +21,11 @@
     `wanted` itself (the query then returns no rows). While dbt parses: `wanted`. -#}
 {% macro stored_model(relation, column, wanted) -%}
 {%- if execute and wanted != 'none' -%}
-{%- set exists = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+{%- set exists = adapter.get_relation(database=relation.database, schema=relation.schema,
+                                      identifier=relation.identifier) -%}
 {%- if exists is not none -%}
-{%- set rows = run_query("select distinct " ~ column ~ " from " ~ relation ~ " where " ~ names_model(column, wanted) ~ " order by 1").columns[0].values() -%}
+{%- set rows = run_query("select distinct " ~ column ~ " from " ~ relation ~ " where " ~ names_model(column, wanted)
+                         ~ " order by 1").columns[0].values() -%}
 {%- if rows | length > 1 -%}
 {{ exceptions.raise_compiler_error(column ~ " '" ~ wanted ~ "' matches several stored precisions (" ~ (rows | join(', ')) ~ "): pass one of them, e.g. --vars '{primary_" ~ column ~ ": " ~ rows[0] ~ "}'") }}
 {%- elif rows | length == 1 -%}

@@ -5,7 +5,8 @@
 {% macro setting(name) -%}
 {%- set defaults = var('setting_defaults') -%}
 {%- if name not in defaults -%}
-{{ exceptions.raise_compiler_error("unknown setting '" ~ name ~ "' (dbt_project.yml setting_defaults: " ~ (defaults.keys() | list | join(', ')) ~ ")") }}
+{{ exceptions.raise_compiler_error("unknown setting '" ~ name ~ "' (dbt_project.yml setting_defaults: "
+                                   ~ (defaults.keys() | list | join(', ')) ~ ")") }}
 {%- endif -%}
 {%- set passed = var(name, '__setting_not_passed__') -%}
 {%- if passed != '__setting_not_passed__' -%}

@@ -19,7 +19,8 @@ with base as (
 
 fits as (
     select corpus, embedder, reranker,
-        {{ stable_avg('top1_score') }} filter (where hit = 1) as hit_mean, {{ stable_avg('top1_score') }} filter (where hit = 0) as miss_mean
+        {{ stable_avg('top1_score') }} filter (where hit = 1) as hit_mean,
+        {{ stable_avg('top1_score') }} filter (where hit = 0) as miss_mean
     from base
     group by all
 ),
@@ -30,7 +31,8 @@ folds as (
 
 fold_fits as (
     select f.corpus, f.embedder, f.reranker, f.fold,
-        {{ stable_avg('b.top1_score') }} filter (where b.hit = 1) as hit_mean, {{ stable_avg('b.top1_score') }} filter (where b.hit = 0) as miss_mean
+        {{ stable_avg('b.top1_score') }} filter (where b.hit = 1) as hit_mean,
+        {{ stable_avg('b.top1_score') }} filter (where b.hit = 0) as miss_mean
     from folds as f
     inner join base as b
         on b.corpus = f.corpus and b.embedder = f.embedder and b.reranker = f.reranker and b.fold <> f.fold
@@ -50,11 +52,12 @@ choices as (
         (hit_mean + miss_mean) / 2 as tau
     from fits
     union all
-    select t.corpus, t.embedder, t.reranker, 'transfer', s.corpus, null::integer, (s.hit_mean + s.miss_mean) / 2
+    select t.corpus, t.embedder, t.reranker, 'transfer', s.corpus as source, null::integer,
+        (s.hit_mean + s.miss_mean) / 2
     from fits as t
     inner join fits as s on s.embedder = t.embedder and s.reranker = t.reranker and s.corpus <> t.corpus
     union all
-    select corpus, embedder, reranker, 'cross_fit', corpus, fold, (hit_mean + miss_mean) / 2
+    select corpus, embedder, reranker, 'cross_fit', corpus as source, fold, (hit_mean + miss_mean) / 2
     from fold_fits
 )
 

@@ -6,6 +6,7 @@ with cells as (
 )
 
 select corpus, embedder, reranker, unnest(
-    case when reranker = 'none' then {{ setting('router_taus_cosine') }}::double[] else {{ setting('router_taus') }}::double[] end
+    case when reranker = 'none' then {{ setting('router_taus_cosine') }}::double[]
+        else {{ setting('router_taus') }}::double[] end
 )::double as tau
 from cells

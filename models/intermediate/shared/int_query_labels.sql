@@ -31,7 +31,8 @@ doc_labels as (
     union all
     select doc_id, 'gold_depth', value, 'warehouse' from gold_depth
     union all
-    select doc_id, 'topic_bucket', topic_bucket, 'warehouse' from {{ ref('stg_documents') }} where topic_bucket is not null
+    select doc_id, 'topic_bucket', topic_bucket, 'warehouse'
+    from {{ ref('stg_documents') }} where topic_bucket is not null
     union all
     select id, label, value, origin from {{ ref('stg_labels') }} where entity = 'documents'
 )

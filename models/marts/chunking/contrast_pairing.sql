@@ -52,8 +52,8 @@ across as (
         x.contrast, x.corpus, x.embedder, x.control_embedder, x.reranker, x.metric,
         (select count(*) from t where t.contrast = x.contrast and t.corpus = x.corpus and t.embedder = x.embedder
             and t.reranker = x.reranker and t.metric = x.metric) as n_treatment,
-        (select count(*) from c where c.contrast = x.contrast and c.corpus = x.corpus and c.embedder = x.control_embedder
-            and c.reranker = x.reranker and c.metric = x.metric) as n_control,
+        (select count(*) from c where c.contrast = x.contrast and c.corpus = x.corpus
+            and c.embedder = x.control_embedder and c.reranker = x.reranker and c.metric = x.metric) as n_control,
         (select count(*) from t inner join c using (contrast, corpus, reranker, metric, query_id)
             where t.contrast = x.contrast and t.corpus = x.corpus and t.embedder = x.embedder
             and c.embedder = x.control_embedder and t.reranker = x.reranker and t.metric = x.metric) as n_paired

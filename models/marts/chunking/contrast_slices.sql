@@ -5,9 +5,10 @@
 -- clustered bootstrap CI and two-sided p (the contrasts' kernel, udfs/stats/bootstrap.py, with their B and seed:
 -- settings bootstrap_b, bootstrap_seed), Holm within the (contrast, cell, label) family (udfs/stats/multiple.py);
 -- macros/slices.sql. A slice below settings slice_min_queries / slice_min_docs is flagged and gets no p, no
--- Holm p and no place in the family or the heterogeneity test. Per (contrast, cell, label), repeated on each of its rows: does the
--- delta differ between the label's values (udfs/stats/heterogeneity.py: n-weighted between-slice spread, clustered
--- bootstrap with the null imposed, same B and seed; over the slices that meet the minimum, at least two).
+-- Holm p and no place in the family or the heterogeneity test. Per (contrast, cell, label), repeated on each of
+-- its rows: does the delta differ between the label's values (udfs/stats/heterogeneity.py: n-weighted
+-- between-slice spread, clustered bootstrap with the null imposed, same B and seed; over the slices that meet
+-- the minimum, at least two).
 -- docs/slicing.md says why that test.
 with labelled as (
     select
@@ -18,7 +19,8 @@ with labelled as (
 ),
 
 sliced as (
-    {{ slice_contrasts('labelled', ['contrast', 'family', 'corpus', 'embedder', 'control_embedder', 'reranker', 'metric'],
+    {{ slice_contrasts('labelled',
+                       ['contrast', 'family', 'corpus', 'embedder', 'control_embedder', 'reranker', 'metric'],
                        'cluster', setting('bootstrap_b'), setting('bootstrap_seed'), min_docs=true) }}
 )
 

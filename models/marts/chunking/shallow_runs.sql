@@ -46,5 +46,5 @@ select
     p.n_queries::bigint as n_queries,
     p.n_short::bigint as n_short
 from per_metric as p
-join imported as i using (corpus, embedder, reranker, condition)
+inner join imported as i using (corpus, embedder, reranker, condition)
 where p.n_short > 0

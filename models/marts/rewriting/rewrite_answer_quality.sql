@@ -12,7 +12,8 @@
 --   midpoint_tau the key's tau is the per-dataset in-sample midpoint (rule same_dataset of
 --                int_rewrite_router_tau_fits; the project's addition)
 --   mean_*       3-seed means over the paired answers; delta = mean over queries of the query's mean
---                over its paired seeds of (treatment - control); ci / p: paired bootstrap over queries (the study's B and seed)
+--                over its paired seeds of (treatment - control); ci / p: paired bootstrap over queries (the
+--                study's B and seed)
 with s as (
     select * from {{ ref('rewrite_answer_scores') }} where status = 'scored'
 ),
@@ -31,11 +32,12 @@ keys as (
 ),
 
 contrasts as (
+    -- the alias t names the columns (AL05 would drop it)
     select * from (values
         ('always-merge - S1', 'always-merge', 'S1'),
         ('router - S1', 'router', 'S1'),
         ('router - always-merge', 'router', 'always-merge')
-    ) as t (contrast, treatment, control)
+    ) as t (contrast, treatment, control)  -- noqa: AL05
 ),
 
 arms as (

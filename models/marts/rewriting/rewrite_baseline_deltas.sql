@@ -1,7 +1,7 @@
 {{ config(tags=['rewriting']) }}
 -- Per-query paired deltas against the baseline (var rewriting_baseline), and the pairing rule of
--- every bootstrap in the study: a strategy and the baseline are paired per (query, seed) where both have a scored ranking; the
--- query's paired delta is the mean over those seeds of (strategy - baseline), n_seeds of them. The
+-- every bootstrap in the study: a strategy and the baseline are paired per (query, seed) where both have a scored
+-- ranking; the query's paired delta is the mean over those seeds of (strategy - baseline), n_seeds of them. The
 -- bootstrap then resamples queries (each query one unit, whatever its number of seeds). With every
 -- seed present this is the difference of the two seed means; a delta of identical rankings is exactly 0.
 select

@@ -37,7 +37,11 @@ scopes as (
 cells as (
     select distinct q.corpus, q.embedder, q.reranker, q.metric, s.scope
     from {{ ref('int_rewrite_query_metrics') }} as q
-    cross join (select 0 as scope union all select 1) as s
+    cross join (
+        select 0 as scope
+        union all
+        select 1
+    ) as s
     where q.strategy = '{{ setting("rewriting_baseline") }}'
 ),
 
@@ -74,7 +78,8 @@ pairs as (
 
 means as (
     select scope, corpus, embedder, reranker, control, metric, count(*) as n_seeds,
-        {{ stable_avg('b') }} as baseline_value, {{ stable_avg('c') }} as control_value, {{ stable_avg('r') }} as reference_value
+        {{ stable_avg('b') }} as baseline_value, {{ stable_avg('c') }} as control_value,
+        {{ stable_avg('r') }} as reference_value
     from (
         select scope, corpus, embedder, reranker, control, metric, seed, {{ stable_avg('baseline_value') }} as b,
             {{ stable_avg('control_value') }} as c, {{ stable_avg('reference_value') }} as r
@@ -151,7 +156,8 @@ select
     (case status
         when 'not_run' then 'rewrite_runs has no scored ranking of strategy ' || control
             || ' in this cell: the budget-control runs (' || control || ') have not been produced yet'
-        when 'no_reference' then 'no reference ensemble ' || coalesce(reference_subset, '(var rewriting_reference_ensemble)')
+        when 'no_reference' then 'no reference ensemble '
+            || coalesce(reference_subset, '(var rewriting_reference_ensemble)')
             || ' on these queries: a member has no runs in this cell, or no complete (query, '
             || (case when scope = 1 then 'seed ' || {{ setting('rewriting_ensemble_seed') }} else 'seed' end)
             || ') group has a scored ' || control || ' ranking'
@@ -188,5 +194,5 @@ from (
             max(reference_value) filter (where scope = 'seed') over w as seed_reference
         from final
         window w as (partition by corpus, embedder, reranker, control, metric)
-    )
-)
+    ) as windowed
+) as with_reference_gain

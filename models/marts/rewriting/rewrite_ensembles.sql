@@ -71,9 +71,12 @@ solo as (
 
 best_solo as (
     select cell_key, scope, metric, strategy, {{ stable_avg('seed_mean') }} as mean_value
-    from (select cell_key, scope, strategy, bit, metric, seed, {{ stable_avg('value') }} as seed_mean from solo group by all)
+    from (select cell_key, scope, strategy, bit, metric, seed, {{ stable_avg('value') }} as seed_mean
+          from solo group by all)
     group by cell_key, scope, metric, strategy, bit
-    qualify row_number() over (partition by cell_key, scope, metric order by {{ stable_avg('seed_mean') }} desc, bit) = 1
+    qualify row_number() over (
+        partition by cell_key, scope, metric order by {{ stable_avg('seed_mean') }} desc, bit
+    ) = 1
 ),
 
 best_seed as (
@@ -110,7 +113,7 @@ query_deltas as (
 deltas as (
     -- one list per (scope, rule, subset) (query_key order = query_id order within a cell), the four
     -- metrics in one struct so the list is sorted once
-    select cell_key, scope, rule, subset_mask, list({'m1': d1, 'm2': d2, 'm3': d3, 'm4': d4} order by query_key) as d
+    select cell_key, scope, rule, subset_mask, list({ 'm1': d1, 'm2': d2, 'm3': d3, 'm4': d4 } order by query_key) as d
     from query_deltas
     group by all
 ),
@@ -118,7 +121,8 @@ deltas as (
 boot_wide as (
     select cell_key, scope, rule, subset_mask,
         {%- for m in ["HIT@10", "R@10", "nDCG@10", "MRR@10"] %}
-        {{ rewriting_bootstrap("list_transform(d, lambda x: x.m" ~ loop.index ~ ")") }} as "{{ m }}"{{ "," if not loop.last }}
+        {{ rewriting_bootstrap("list_transform(d, lambda x: x.m" ~ loop.index ~ ")") }}
+            as "{{ m }}"{{ "," if not loop.last }}
         {%- endfor %}
     from deltas
 ),
@@ -138,7 +142,8 @@ holm as (
 
 summary as (
     select cell_key, scope, rule, subset_mask, metric,
-        {{ stable_avg('seed_mean') }} as mean_value, {{ stable_stddev_samp('seed_mean') }} as sd_seeds, count(*) as n_seeds
+        {{ stable_avg('seed_mean') }} as mean_value, {{ stable_stddev_samp('seed_mean') }} as sd_seeds,
+        count(*) as n_seeds
     from seed_means
     group by all
 ),

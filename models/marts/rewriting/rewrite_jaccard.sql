@@ -39,4 +39,4 @@ from (
     select corpus, embedder, reranker, strategy_a as a, strategy_b as b, n_pairs, jaccard from means
     union all
     select corpus, embedder, reranker, strategy_b, strategy_a, n_pairs, jaccard from means
-)
+) as pairs

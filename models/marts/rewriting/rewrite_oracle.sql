@@ -7,7 +7,8 @@
 --   best_member = the member with the highest mean HIT@10 over the same groups of the scope (ties: lower
 --                 bit, the baseline first); best_member_hit its mean
 --   delta       = mean over queries of the query's mean over seeds of (oracle - best member), with the
---                 paired bootstrap over queries (udfs/stats/bootstrap.py::paired_bootstrap, B and seed the study's vars)
+--                 paired bootstrap over queries (udfs/stats/bootstrap.py::paired_bootstrap, B and seed the
+--                 study's vars)
 -- The means over a group's 0/1 values (and their -1/0/1 differences) use exact_avg: their sum is an integer,
 -- so it is the same double as avg(x order by x) (one rounding, in the division), without a per-group sort.
 with scopes as (
@@ -37,7 +38,8 @@ group_hits as (
 
 member_means as (
     select scope, corpus, embedder, reranker, bit, {{ stable_avg('seed_mean') }} as mean_hit
-    from (select scope, corpus, embedder, reranker, bit, seed, {{ stable_avg('hit') }} as seed_mean from hits group by all)
+    from (select scope, corpus, embedder, reranker, bit, seed, {{ stable_avg('hit') }} as seed_mean
+          from hits group by all)
     group by all
 ),
 

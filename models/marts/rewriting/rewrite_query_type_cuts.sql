@@ -83,7 +83,8 @@ router as (
 
 router_means as (
     select corpus, embedder, reranker, query_type, helper, metric, any_value(tau) as tau,
-        {{ stable_avg('e') }} as pct_expanded, {{ stable_avg('v') }} as router_value, {{ stable_avg('b') }} as baseline_value
+        {{ stable_avg('e') }} as pct_expanded, {{ stable_avg('v') }} as router_value,
+        {{ stable_avg('b') }} as baseline_value
     from (
         select corpus, embedder, reranker, query_type, helper, metric, seed, any_value(tau) as tau,
             {{ stable_avg('case when expanded then 1.0 else 0.0 end') }} as e,

@@ -30,10 +30,11 @@ with candidates as (
 
 sampled as (
     select corpus, embedder, reranker, query_id
-    from (select distinct corpus, embedder, reranker, query_id from candidates)
+    from (select distinct corpus, embedder, reranker, query_id from candidates) as distinct_queries
     {%- if setting('reader_sample') is not none %}
     qualify row_number() over (partition by corpus, embedder, reranker
-                               order by md5('{{ setting("reader_sample_seed") }}|' || query_id), query_id) <= {{ setting('reader_sample') }}
+                               order by md5('{{ setting("reader_sample_seed") }}|' || query_id), query_id)
+        <= {{ setting('reader_sample') }}
     {%- endif %}
 ),
 

@@ -14,7 +14,8 @@ with q as (
 
 fixed as (
     select corpus, embedder, reranker, helper, seed,
-        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('helper_value') }} as helper_value, {{ stable_avg('merge_value') }} as merge_value,
+        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('helper_value') }} as helper_value,
+        {{ stable_avg('merge_value') }} as merge_value,
         sum(n_calls) as calls, sum(prompt_tokens + completion_tokens) as tokens,
         sum(n_calls_without_tokens) as untokened, count(*) as n
     from q
@@ -23,7 +24,8 @@ fixed as (
 
 fixed_means as (
     select corpus, embedder, reranker, helper,
-        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('helper_value') }} as helper_value, {{ stable_avg('merge_value') }} as merge_value,
+        {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('helper_value') }} as helper_value,
+        {{ stable_avg('merge_value') }} as merge_value,
         sum(calls) / sum(n) as calls_per_query, sum(tokens) / sum(n) as tokens_per_query,
         sum(untokened) as n_calls_without_tokens
     from fixed

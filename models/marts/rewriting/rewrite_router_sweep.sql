@@ -44,7 +44,8 @@ seed_means as (
 
 means as (
     select corpus, embedder, reranker, helper, tau, metric, count(*) as n_seeds,
-        {{ stable_avg('router_value') }} as router_value, {{ stable_avg('baseline_value') }} as baseline_value, {{ stable_avg('merge_value') }} as merge_value,
+        {{ stable_avg('router_value') }} as router_value, {{ stable_avg('baseline_value') }} as baseline_value,
+        {{ stable_avg('merge_value') }} as merge_value,
         {{ stable_avg('pct_expanded') }} as pct_expanded
     from seed_means
     group by all

@@ -41,7 +41,8 @@ arms as (
         and b.reranker = e.reranker and b.query_id = e.query_id and b.metric = e.metric
     union all
     select r.corpus, r.embedder, r.reranker, 'router:' || r.helper, 'router', r.query_id, r.metric,
-        (case when coalesce(r.top1_score < c.tau, false) then r.merge_value else r.baseline_value end) - r.baseline_value
+        (case when coalesce(r.top1_score < c.tau, false) then r.merge_value else r.baseline_value end)
+        - r.baseline_value
     from {{ ref('int_rewrite_router_queries') }} as r
     inner join {{ ref('int_rewrite_router_tau_fits') }} as c
         on c.corpus = r.corpus and c.embedder = r.embedder and c.reranker = r.reranker and c.rule = 'cross_fit'

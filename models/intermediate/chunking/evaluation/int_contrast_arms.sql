@@ -17,7 +17,8 @@ with arms as (
     from {{ ref('contrast_family') }}
     {%- for d in setting('declared_contrasts') %}
     union all
-    select {{ sql_text(d['contrast']) }}, 'declared', {{ sql_text(d['treatment']) }}, {{ sql_text(d.get('treatment_system')) }},
+    select {{ sql_text(d['contrast']) }}, 'declared', {{ sql_text(d['treatment']) }},
+        {{ sql_text(d.get('treatment_system')) }},
         {{ sql_text(d['control']) }}, {{ sql_text(d.get('control_system')) }}
     {%- endfor %}
 )
@@ -25,6 +26,6 @@ with arms as (
 select *,
     coalesce(treatment_system, control_system) as t_system,
     coalesce(control_system, treatment_system) as c_system,
-    coalesce(treatment_system, control_system) is not distinct from coalesce(control_system, treatment_system)
+    (coalesce(treatment_system, control_system) is not distinct from coalesce(control_system, treatment_system))
         as same_system
 from arms
