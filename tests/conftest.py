@@ -34,15 +34,16 @@ def xdist_scope(nodeid: str) -> str:
 
 #: seconds a scope took in the last run that ran it (pytest's cache, written by the controller at the end)
 SCOPE_SECONDS_KEY = "ragwh/xdist_scope_seconds"
-#: scopes that take a minute or more (seconds on 2 busy cores), for a first run without pytest's cache: xdist hands
-#: out scopes with the most tests first, so these one- or two-test files came last and one worker ran them
-#: alone at the end while the other idled
+#: scopes that take a minute or more (wall seconds of a run on 2 busy cores), for a first run without pytest's
+#: cache: xdist hands out the scopes with the most tests first, so the slowest files, which hold one or two tests,
+#: came last and one worker ran them alone at the end while the other idled
 SLOW_SCOPES = {
-    "tests/reliability": 400, "tests/models/rewriting": 300, "tests/ragwh/experiment/test_demo_llm.py": 120,
-    "tests/ingest/retrieval/test_ray_engine.py": 120, "tests/ragwh/experiment/test_rewriting_pipeline.py": 100,
-    "tests/test_e2e_cpu.py": 90, "tests/ingest/rewriting/test_ray_stage.py": 80,
-    "tests/ingest/llm/test_transformers_local.py": 70, "tests/ingest/llm/test_transformers_cli.py": 60,
-    "tests/ragwh/experiment/test_demo_rewriting.py": 60,
+    "tests/reliability": 500, "tests/ragwh/experiment/test_demo_llm.py": 250, "tests/test_e2e_cpu.py": 130,
+    "tests/models/rewriting": 125, "tests/ingest/retrieval/test_ray_engine.py": 115,
+    "tests/ingest/llm/test_transformers_local.py": 100, "tests/ragwh/experiment/test_rewriting_pipeline.py": 85,
+    "tests/ingest/llm/test_ray_generate.py": 70, "tests/udfs/test_evaluation_dbt.py": 70,
+    "tests/ingest/rewriting/test_ray_stage.py": 60, "tests/ragwh/experiment/test_demo_rewriting.py": 60,
+    "tests/ingest/chunking/test_sentence_windows.py": 50, "tests/ingest/llm/test_transformers_cli.py": 45,
 }
 
 
