@@ -32,16 +32,79 @@ def xdist_scope(nodeid: str) -> str:
     return path
 
 
+#: seconds a scope took in the last run that ran it (pytest's cache, written by the controller at the end)
+SCOPE_SECONDS_KEY = "ragwh/xdist_scope_seconds"
+#: scopes that take a minute or more (wall seconds of a run on 2 busy cores), for a first run without pytest's
+#: cache: xdist hands out the scopes with the most tests first, so the slowest files, which hold one or two tests,
+#: came last and one worker ran them alone at the end while the other idled
+SLOW_SCOPES = {
+    "tests/reliability": 500, "tests/ragwh/experiment/test_demo_llm.py": 250, "tests/test_e2e_cpu.py": 130,
+    "tests/models/rewriting": 125, "tests/ingest/retrieval/test_ray_engine.py": 115,
+    "tests/ingest/llm/test_transformers_local.py": 100, "tests/ragwh/experiment/test_rewriting_pipeline.py": 85,
+    "tests/ingest/llm/test_ray_generate.py": 70, "tests/udfs/test_evaluation_dbt.py": 70,
+    "tests/ingest/rewriting/test_ray_stage.py": 60, "tests/ragwh/experiment/test_demo_rewriting.py": 60,
+    "tests/ingest/chunking/test_sentence_windows.py": 50, "tests/ingest/llm/test_transformers_cli.py": 45,
+}
+
+
+def scope_order(scopes: list[str], seconds: dict[str, float]) -> list[str]:
+    """``scopes`` (in xdist's order: most tests first) longest first, by ``seconds`` (the last run's) or else
+    :data:`SLOW_SCOPES`; scopes known to neither keep xdist's order after them. Longest first: the workers
+    finish together instead of one waiting on the other's last long file."""
+    def estimate(scope: str) -> float:
+        return seconds.get(scope, SLOW_SCOPES.get(scope, 0.0))
+    return sorted(scopes, key=lambda scope: -estimate(scope))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Scheduling by :func:`xdist_scope` (xdist's own scopes are the module or the class)."""
+    """Scheduling by :func:`xdist_scope` (xdist's own scopes are the module or the class), longest scope first
+    (:func:`scope_order`)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class FileOrSharedFolder(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
 
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first call: the queue holds every scope
+                self.ordered = True
+                cache = getattr(self.config, "cache", None)
+                seconds = cache.get(SCOPE_SECONDS_KEY, {}) if cache is not None else {}
+                queue = dict(self.workqueue)
+                self.workqueue.clear()
+                self.workqueue.update((scope, queue[scope]) for scope in scope_order(list(queue), seconds))
+            super()._assign_work_unit(node)
+
     return FileOrSharedFolder(config, log)
+
+
+_scope_runs: dict[str, tuple[float, set[str]]] = {}
+
+
+def pytest_runtest_logreport(report):
+    """The controller (or a run without xdist) adds up each scope's seconds (setup, call and teardown)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        seconds, tests = _scope_runs.setdefault(xdist_scope(report.nodeid), (0.0, set()))
+        tests.add(report.nodeid)
+        _scope_runs[xdist_scope(report.nodeid)] = (seconds + report.duration, tests)
+
+
+def pytest_sessionfinish(session):
+    """Each scope's seconds go to pytest's cache (:func:`scope_order` reads them next time), unless the last
+    run that recorded it ran more of its tests (this one selected some)."""
+    cache = getattr(session.config, "cache", None)
+    if not _scope_runs or cache is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    known = cache.get(SCOPE_SECONDS_KEY + "_tests", {})
+    seconds = cache.get(SCOPE_SECONDS_KEY, {})
+    for scope, (total, tests) in _scope_runs.items():
+        if len(tests) >= known.get(scope, 0):
+            seconds[scope], known[scope] = round(total, 1), len(tests)
+    cache.set(SCOPE_SECONDS_KEY, seconds)
+    cache.set(SCOPE_SECONDS_KEY + "_tests", known)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,7 +1,8 @@
 """In-process generation with Hugging Face transformers (optional extra ``local-llm``): CPU, CUDA or MPS.
 
 The model (:mod:`ingest.llm.local_models`: a packaged name, a ``.gguf`` file, a model directory or a hub
-id) is loaded lazily: the tokenizer when a prompt is first counted, the weights at the first batch.
+id) is loaded lazily: the tokenizer when a prompt is first counted, the weights at the first batch; once
+per process (every backend of the same model and files shares them: a run builds one per LLM stage).
 Each request's messages go through the tokenizer's chat template (``add_generation_prompt=True``); a
 model without one is an error. Requests that share a long prompt prefix (A1's document) are batched
 together, the others by prompt length (:meth:`TransformersBackend._batches`), in batches of at most
@@ -26,8 +27,10 @@ for one token is an error naming the item (the stages fit their prompts first, s
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest
@@ -94,6 +97,42 @@ def pick_dtype(requested: str, device: str):
     return torch.float32
 
 
+# --- what is loaded once per process ----------------------------------------------------------------------
+# A GGUF file is parsed in Python by transformers for each of the config, the tokenizer and the weights (the
+# packaged tiny model: seconds each on a CPU), and a run builds a backend per LLM stage; the parts loaded
+# are kept per model source (and the file's size and modification time), so a process loads them once.
+# The weights are never changed by generation (eval mode, no gradients).
+
+
+def _stamp(source: ModelSource) -> tuple:
+    """What identifies the loaded files' version: size and modification time of the .gguf file, or of the
+    files of a model directory (a hub id: none)."""
+    root = Path(source.path)
+    files = [root / source.gguf_file] if source.gguf_file else (sorted(root.iterdir()) if root.is_dir() else [])
+    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
+
+
+@functools.lru_cache(maxsize=4)
+def _config(source: ModelSource, stamp: tuple):
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(source.path, **source.kwargs())
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(source: ModelSource, stamp: tuple):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(source.path, **source.kwargs())
+
+
+@functools.lru_cache(maxsize=2)
+def _model(source: ModelSource, stamp: tuple, dtype, device: str):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(source.path, dtype=dtype, **source.kwargs()).to(device).eval()
+
+
 class TransformersBackend(LLMBackend):
     """Batched local generation (module doc)."""
 
@@ -120,10 +159,8 @@ class TransformersBackend(LLMBackend):
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
-
             try:
-                tok = AutoTokenizer.from_pretrained(self.source.path, **self.source.kwargs())
+                tok = _tokenizer(self.source, _stamp(self.source))
             except (OSError, ValueError) as exc:
                 raise self._load_error("tokenizer", exc) from exc
             if not getattr(tok, "chat_template", None):
@@ -134,10 +171,8 @@ class TransformersBackend(LLMBackend):
 
     def context_window(self) -> int:
         if self._window is None:
-            from transformers import AutoConfig
-
             try:
-                cfg = AutoConfig.from_pretrained(self.source.path, **self.source.kwargs())
+                cfg = _config(self.source, _stamp(self.source))
             except (OSError, ValueError) as exc:
                 raise self._load_error("config", exc) from exc
             self._window = int(cfg.max_position_embeddings)
@@ -147,17 +182,14 @@ class TransformersBackend(LLMBackend):
     def lm(self):
         if self._lm is None:
             import torch
-            from transformers import AutoModelForCausalLM
 
             if self.options.threads:
                 torch.set_num_threads(self.options.threads)
             device = pick_device(self.options.device)
             try:
-                lm = AutoModelForCausalLM.from_pretrained(self.source.path, dtype=pick_dtype(self.options.dtype, device),
-                                                          **self.source.kwargs())
+                self._lm = _model(self.source, _stamp(self.source), pick_dtype(self.options.dtype, device), device)
             except (OSError, ValueError) as exc:
                 raise self._load_error("weights", exc) from exc
-            self._lm = lm.to(device).eval()
         return self._lm
 
     # --- the interface ----------------------------------------------------------------------------

@@ -22,3 +22,16 @@ def test_scopes_are_files_except_the_shared_folders():
     assert xdist_scope("tests/models/test_other.py::test_b") == "tests/models/test_other.py"
     assert xdist_scope("tests/test_e2e_cpu.py::test_c") == "tests/test_e2e_cpu.py"
     assert xdist_scope("tests/ingest/rewriting/test_stage.py::T::test_d") == "tests/ingest/rewriting/test_stage.py"
+
+
+def test_the_slow_scopes_exist_and_go_first():
+    from tests.conftest import SLOW_SCOPES, scope_order
+
+    for scope in SLOW_SCOPES:  # a renamed file would silently lose its place at the front
+        assert (TESTS.parent / scope).exists(), scope
+        assert xdist_scope(f"{scope}/test_x.py::test_y" if not scope.endswith(".py") else f"{scope}::test_y") == scope
+    # longest first: the last run's seconds, else SLOW_SCOPES; the rest keep xdist's order (most tests first)
+    assert scope_order(["tests/a.py", "tests/test_e2e_cpu.py", "tests/b.py", "tests/reliability"], {}) == [
+        "tests/reliability", "tests/test_e2e_cpu.py", "tests/a.py", "tests/b.py"]
+    assert scope_order(["tests/a.py", "tests/test_e2e_cpu.py", "tests/b.py"], {"tests/b.py": 500.0}) == [
+        "tests/b.py", "tests/test_e2e_cpu.py", "tests/a.py"]

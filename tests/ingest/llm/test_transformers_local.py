@@ -256,3 +256,16 @@ def test_the_grammar_mask_allows_exactly_what_the_schema_allows(backend):
         prefix += tok.decode([token])
     assert checked == 2 and prefix == answer
     assert allowed() == {tok.eos_token_id}  # complete: only the end of the answer
+
+
+def test_a_second_backend_of_the_same_model_loads_nothing_again(backend):
+    from ingest.llm import transformers_local
+
+    assert backend.context_window() and backend.tokenizer is not None and backend.lm is not None  # all loaded
+    loads = [f.cache_info().misses for f in (transformers_local._config, transformers_local._tokenizer,
+                                             transformers_local._model)]
+    again = make_backend(LLMConfig(backend="transformers", transformers={"threads": 1}))
+    assert again is not backend and again.context_window() == backend.context_window()
+    assert again.tokenizer is backend.tokenizer and again.lm is backend.lm
+    assert [f.cache_info().misses for f in (transformers_local._config, transformers_local._tokenizer,
+                                            transformers_local._model)] == loads
