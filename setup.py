@@ -7,6 +7,7 @@ An installed ``ragwh`` needs them too, so the wheel carries them as the data-onl
 Python packages when there is no checkout). ``include_package_data`` is off: with the package mapped
 onto the top level it would pull every file of the source tree in; the lists below are the whole of it.
 """
+
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
@@ -19,9 +20,19 @@ class BuildPy(build_py):
 
 
 #: The dbt project and the bundled experiments, relative to the top level.
-PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models/**/*.sql", "models/**/*.py", "models/**/*.yml",
-                 "seeds/*.csv", "seeds/*.yml", "macros/*.sql", "analyses/*.sql", "tests/dbt/*.sql",
-                 "experiments/*.yml"]
+PROJECT_FILES = [
+    "dbt_project.yml",
+    "profiles.yml",
+    "models/**/*.sql",
+    "models/**/*.py",
+    "models/**/*.yml",
+    "seeds/*.csv",
+    "seeds/*.yml",
+    "macros/*.sql",
+    "analyses/*.sql",
+    "tests/dbt/*.sql",
+    "experiments/*.yml",
+]
 #: Data files inside the Python packages: prompts, JSON schemas, the demo corpora.
 CODE_DATA = ["*.yml", "*.yaml", "*.txt", "*.json", "*.md", "prompts/*"]
 

@@ -1,12 +1,13 @@
 """Checks of the clean-install step (.ci/clean-install), run with the fresh environment's own Python.
 
-    check_install.py snapshot SITE OUT        record every file under SITE (size, mtime) in OUT
-    check_install.py unchanged SITE BEFORE    fail if a file under SITE was added, removed or changed
-    check_install.py wheel WHEEL              fail unless the wheel ships the dbt project and the bundled experiments,
-                                              and nothing of the checkout that is not the package (tests, benchmarks)
-    check_install.py tables WAREHOUSE         fail unless the demo run's marts and experiment record are there,
-                                              read through the analysts' entry point (ragwh.open_warehouse)
+check_install.py snapshot SITE OUT        record every file under SITE (size, mtime) in OUT
+check_install.py unchanged SITE BEFORE    fail if a file under SITE was added, removed or changed
+check_install.py wheel WHEEL              fail unless the wheel ships the dbt project and the bundled experiments,
+                                          and nothing of the checkout that is not the package (tests, benchmarks)
+check_install.py tables WAREHOUSE         fail unless the demo run's marts and experiment record are there,
+                                          read through the analysts' entry point (ragwh.open_warehouse)
 """
+
 from __future__ import annotations
 
 import json
@@ -14,16 +15,24 @@ import sys
 import zipfile
 from pathlib import Path
 
-
 #: files the installed tool needs beside its Python packages (warehouse.paths.find_project_root finds them)
-SHIPPED = ("ragwarehouse/dbt_project.yml", "ragwarehouse/profiles.yml", "ragwarehouse/seeds/conditions.csv",
-           "ragwarehouse/macros/evaluation.sql", "ragwarehouse/tests/dbt/chunk_tiling.sql",
-           "ragwarehouse/experiments/default.yml", "ragwh/experiment/demo/demo.v0.3-format.json")
+SHIPPED = (
+    "ragwarehouse/dbt_project.yml",
+    "ragwarehouse/profiles.yml",
+    "ragwarehouse/seeds/conditions.csv",
+    "ragwarehouse/macros/evaluation.sql",
+    "ragwarehouse/tests/dbt/chunk_tiling.sql",
+    "ragwarehouse/experiments/default.yml",
+    "ragwh/experiment/demo/demo.v0.3-format.json",
+)
 
 
 def _snapshot(site: Path) -> dict[str, list[int]]:
-    return {str(p.relative_to(site)): [p.stat().st_size, p.stat().st_mtime_ns]
-            for p in sorted(site.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(site)): [p.stat().st_size, p.stat().st_mtime_ns]
+        for p in sorted(site.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -67,8 +76,10 @@ def main(argv: list[str]) -> int:
             if problems:
                 print("; ".join(problems), file=sys.stderr)
                 return 1
-            print(f"warehouse {args[0]}: experiment {record['name']!r} {record['status']}, {contrasts.height} contrast "
-                  f"rows, {means.height} condition means")
+            print(
+                f"warehouse {args[0]}: experiment {record['name']!r} {record['status']}, {contrasts.height} contrast "
+                f"rows, {means.height} condition means"
+            )
         return 0
     print(__doc__, file=sys.stderr)
     return 2

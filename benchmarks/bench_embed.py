@@ -13,6 +13,7 @@ the stored vectors equal the bare ones (max abs difference), and a second job ru
 
     .venv/bin/python benchmarks/bench_embed.py --n 2000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,10 @@ def main() -> None:
     started = time.perf_counter()
     model = spec.load(args.device)
     load_s = time.perf_counter() - started
-    print(f"{len(texts)} scifact passages, embedder {spec.name} on {model.device}, batch {args.batch_size}, "
-          f"model load {load_s:.1f} s")
+    print(
+        f"{len(texts)} scifact passages, embedder {spec.name} on {model.device}, batch {args.batch_size}, "
+        f"model load {load_s:.1f} s"
+    )
 
     started = time.perf_counter()
     bare = l2_normalize(model.encode(texts, batch_size=args.batch_size, convert_to_numpy=True))
@@ -67,14 +70,22 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(Path(tmp) / "bench.duckdb")
-        rows = pa.table({
-            "condition": ["DOC"] * len(texts), "corpus": ["bench"] * len(texts),
-            "chunk_id": [f"doc|bench/{i}|0" for i in range(len(texts))],
-            "doc_id": [f"bench/{i}" for i in range(len(texts))], "chunkset": ["doc"] * len(texts),
-            "char_start": [0] * len(texts), "char_end": [len(t) for t in texts], "text": texts,
-            "text_hash": [hashlib.sha256(t.encode()).hexdigest() for t in texts],
-            "content_tokens": [0] * len(texts), "prefix_tokens": [0] * len(texts),
-            "is_fallback": [False] * len(texts)})
+        rows = pa.table(
+            {
+                "condition": ["DOC"] * len(texts),
+                "corpus": ["bench"] * len(texts),
+                "chunk_id": [f"doc|bench/{i}|0" for i in range(len(texts))],
+                "doc_id": [f"bench/{i}" for i in range(len(texts))],
+                "chunkset": ["doc"] * len(texts),
+                "char_start": [0] * len(texts),
+                "char_end": [len(t) for t in texts],
+                "text": texts,
+                "text_hash": [hashlib.sha256(t.encode()).hexdigest() for t in texts],
+                "content_tokens": [0] * len(texts),
+                "prefix_tokens": [0] * len(texts),
+                "is_fallback": [False] * len(texts),
+            }
+        )
         con.register("_rows", rows)
         con.execute("CREATE TABLE int_condition_texts AS SELECT * FROM _rows")
         con.unregister("_rows")
@@ -86,14 +97,18 @@ def main() -> None:
         again_s = time.perf_counter() - started
         stored = dict(con.execute("SELECT text_hash, vector FROM embeddings").fetchall())
         con.close()
-    diff = max(float(np.abs(np.asarray(stored[h], dtype=np.float32) - v).max())
-               for h, v in zip(rows.column("text_hash").to_pylist(), bare))
+    diff = max(
+        float(np.abs(np.asarray(stored[h], dtype=np.float32) - v).max())
+        for h, v in zip(rows.column("text_hash").to_pylist(), bare)
+    )
     print("| side | seconds | passages/s |")
     print("|---|---|---|")
     print(f"| bare encode | {bare_s:.1f} | {len(texts) / bare_s:.1f} |")
     print(f"| ragwh embed job | {job_s:.1f} | {report['embedded'] / job_s:.1f} |")
-    print(f"throughput ratio job/bare = {bare_s / job_s:.2f}; embedded {report['embedded']} of {report['unique']} "
-          f"unique; max |job - bare| = {diff:.2e}")
+    print(
+        f"throughput ratio job/bare = {bare_s / job_s:.2f}; embedded {report['embedded']} of {report['unique']} "
+        f"unique; max |job - bare| = {diff:.2e}"
+    )
     print(f"second run: embedded {again['embedded']}, already stored {again['already_stored']}, {again_s:.2f} s")
 
 

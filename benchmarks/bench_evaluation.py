@@ -14,6 +14,7 @@
    (udfs.metrics.binary.ndcg_binary) vs ranx ``evaluate(..., "ndcg@10")`` on the same rankings
    (ranx warmed up first so numba compilation is not timed); checks equality to 1e-9.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # dbt_timing; tests.fixtures
+sys.path[:0] = [
+    str(Path(__file__).resolve().parent),
+    str(Path(__file__).resolve().parent.parent),
+]  # dbt_timing; tests.fixtures
 from dbt_timing import dbt, timed_build  # noqa: E402
-from tests.fixtures.synthetic_evaluation import Scale, load_synthetic  # noqa: E402
 
+from tests.fixtures.synthetic_evaluation import Scale, load_synthetic  # noqa: E402
 from udfs.metrics.binary import ndcg_binary  # noqa: E402
 from warehouse.db import connect  # noqa: E402
 
@@ -48,15 +52,20 @@ def main() -> None:
     con.close()
     print(f"synthetic load: {time.perf_counter() - t:.1f} s  {counts}")
     target = work / "target"  # not the checkout's target/: other dbt runs may share it
-    t_up = dbt(["seed"], wh, target) + dbt(["run", "--select", "+tag:evaluation", "--exclude", "tag:evaluation"], wh, target)
+    t_up = dbt(["seed"], wh, target) + dbt(
+        ["run", "--select", "+tag:evaluation", "--exclude", "tag:evaluation"], wh, target
+    )
     print(f"upstream (seeds, staging, int_condition_texts): {t_up:.1f} s")
 
-    build = timed_build(["build", "--select", "tag:evaluation", "--vars", json.dumps({"bootstrap_b": args.boot})],
-                        wh, target)
+    build = timed_build(
+        ["build", "--select", "tag:evaluation", "--vars", json.dumps({"bootstrap_b": args.boot})], wh, target
+    )
     t_eval = build.wall_s
-    print(f"evaluation build (dbt build --select tag:evaluation, B={args.boot}): {t_eval:.1f} s, "
-          f"CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (largest earlier child: "
-          f"{build.earlier_peak_kib / 2**20:.2f} GiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"evaluation build (dbt build --select tag:evaluation, B={args.boot}): {t_eval:.1f} s, "
+        f"CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (largest earlier child: "
+        f"{build.earlier_peak_kib / 2**20:.2f} GiB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     print("slowest nodes: " + build.slowest())
 
     con = connect(wh, read_only=True)
@@ -85,8 +94,10 @@ def main() -> None:
     theirs = np.array(list(evaluate(qrels, run, "ndcg@10", return_mean=False)))
     t_ranx = time.perf_counter() - t
     assert np.allclose(ours, theirs, atol=1e-9), "kernel and ranx disagree"
-    print(f"binary nDCG@10 over {len(qids):,} rankings: kernel {t_ours:.3f} s, ranx {t_ranx:.3f} s, "
-          f"ratio ranx/kernel {t_ranx / t_ours:.2f} (identical to 1e-9)")
+    print(
+        f"binary nDCG@10 over {len(qids):,} rankings: kernel {t_ours:.3f} s, ranx {t_ranx:.3f} s, "
+        f"ratio ranx/kernel {t_ranx / t_ours:.2f} (identical to 1e-9)"
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ The ones that are not installed are reported as such.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_grammar_libraries.py --out /tmp/grammar.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,13 +41,17 @@ from warehouse.paths import PROJECT_ROOT
 
 DEMO = PROJECT_ROOT / "ragwh" / "experiment" / "demo" / "demo.v0.3-format.json"
 LIBRARIES = ("none", "llguidance", "xgrammar", "outlines", "lm-format-enforcer")
-DISTRIBUTIONS = {"llguidance": "llguidance", "xgrammar": "xgrammar", "outlines": "outlines_core",
-                 "lm-format-enforcer": "lm-format-enforcer"}
+DISTRIBUTIONS = {
+    "llguidance": "llguidance",
+    "xgrammar": "xgrammar",
+    "outlines": "outlines_core",
+    "lm-format-enforcer": "lm-format-enforcer",
+}
 
 
 def bits_to_mask(bits: np.ndarray, logits: torch.Tensor) -> bool:
     """Apply a 32-bit-word token bitmask (llguidance and xgrammar share the layout) to ``logits``."""
-    allowed = np.unpackbits(bits.view(np.uint8), bitorder="little")[:logits.shape[-1]].astype(bool)
+    allowed = np.unpackbits(bits.view(np.uint8), bitorder="little")[: logits.shape[-1]].astype(bool)
     if not allowed.any():
         return False
     logits.masked_fill_(torch.from_numpy(~allowed), float("-inf"))
@@ -95,14 +100,16 @@ def llguidance_factory(tokenizer, vocab: int, eos: set[int]) -> Callable[[dict],
     def compile_(schema: dict):
         grammar.constraint(schema)  # compiles and caches the grammar
         return lambda: grammar.constraint(schema)
+
     return compile_
 
 
 def xgrammar_factory(tokenizer, vocab: int, eos: set[int]):
     import xgrammar as xgr
 
-    compiler = xgr.GrammarCompiler(xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab,
-                                                                       stop_token_ids=sorted(eos)))
+    compiler = xgr.GrammarCompiler(
+        xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab, stop_token_ids=sorted(eos))
+    )
 
     class M:
         def __init__(self, compiled):
@@ -119,6 +126,7 @@ def xgrammar_factory(tokenizer, vocab: int, eos: set[int]):
     def compile_(schema: dict):
         compiled = compiler.compile_json_schema(json.dumps(schema), any_whitespace=False)
         return lambda: M(compiled)
+
     return compile_
 
 
@@ -146,6 +154,7 @@ def outlines_factory(tokenizer, vocab: int, eos: set[int]):
     def compile_(schema: dict):
         index = Index(build_regex_from_schema(json.dumps(schema), whitespace_pattern=""), vocabulary)
         return lambda: M(index)
+
     return compile_
 
 
@@ -176,11 +185,16 @@ def lmfe_factory(tokenizer, vocab: int, eos: set[int]):
     def compile_(schema: dict):
         M(schema).enforcer.get_allowed_tokens([])  # builds the parser's first state
         return lambda: M(schema)
+
     return compile_
 
 
-FACTORIES = {"llguidance": llguidance_factory, "xgrammar": xgrammar_factory, "outlines": outlines_factory,
-             "lm-format-enforcer": lmfe_factory}
+FACTORIES = {
+    "llguidance": llguidance_factory,
+    "xgrammar": xgrammar_factory,
+    "outlines": outlines_factory,
+    "lm-format-enforcer": lmfe_factory,
+}
 
 
 def demo_documents(n: int) -> list[tuple[str, list[str]]]:
@@ -205,9 +219,14 @@ def run(args) -> dict:
     for doc_id, paras in docs:
         messages = ({"role": "user", "content": ask.render(n_paragraphs=str(len(paras)), paragraphs=numbered(paras))},)
         prompts.append((doc_id, len(paras), backend.prompt_ids(messages), ask.schema(n_paragraphs=len(paras))))
-    out: dict = {"model": backend.model, "threads": args.threads, "max_tokens": args.max_tokens,
-                 "documents": [{"doc_id": d, "paragraphs": n, "prompt_tokens": len(ids)} for d, n, ids, _ in prompts],
-                 "note": "TINY-MODEL OUTPUT, NOT RESULTS", "libraries": {}}
+    out: dict = {
+        "model": backend.model,
+        "threads": args.threads,
+        "max_tokens": args.max_tokens,
+        "documents": [{"doc_id": d, "paragraphs": n, "prompt_tokens": len(ids)} for d, n, ids, _ in prompts],
+        "note": "TINY-MODEL OUTPUT, NOT RESULTS",
+        "libraries": {},
+    }
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     for name in args.libraries.split(","):
         entry: dict = {}
@@ -232,7 +251,9 @@ def run(args) -> dict:
                 row["compile_seconds"] = round(time.perf_counter() - t, 4)
                 constraint = Timed(make(), clock) if make else None
                 t = time.perf_counter()
-                [(tokens, finish)], _ = decode(lm, [Row(ids, 0.0, 1.0, args.max_tokens, 0, constraint)], eos=eos, pad=pad)
+                [(tokens, finish)], _ = decode(
+                    lm, [Row(ids, 0.0, 1.0, args.max_tokens, 0, constraint)], eos=eos, pad=pad
+                )
                 seconds = time.perf_counter() - t
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
@@ -241,15 +262,24 @@ def run(args) -> dict:
             text = tokenizer.decode(tokens, skip_special_tokens=True)
             parsed = parse_answer(text)
             try:
-                error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(json.loads(text)))
+                error = jsonschema.exceptions.best_match(
+                    jsonschema.Draft202012Validator(schema).iter_errors(json.loads(text))
+                )
                 problem = None if error is None else f"{list(error.absolute_path)}: {error.message}"[:160]
             except ValueError as exc:
                 problem = f"not JSON: {str(exc)[:120]}"
             valid = problem is None
-            row.update(generated_tokens=len(tokens), finish=finish, seconds=round(seconds, 2),
-                       mask_ms_per_token=round(1000 * clock[0] / max(len(tokens), 1), 3),
-                       parses=parsed.sections is not None, schema_valid=valid, schema_problem=problem,
-                       legal_as_returned=not answer_violations(parsed, n), text=text[:400])
+            row.update(
+                generated_tokens=len(tokens),
+                finish=finish,
+                seconds=round(seconds, 2),
+                mask_ms_per_token=round(1000 * clock[0] / max(len(tokens), 1), 3),
+                parses=parsed.sections is not None,
+                schema_valid=valid,
+                schema_problem=problem,
+                legal_as_returned=not answer_violations(parsed, n),
+                text=text[:400],
+            )
             per_doc.append(row)
             print(json.dumps({name: row}), flush=True)
         entry["documents"] = per_doc

@@ -17,6 +17,7 @@ against N on data shaped like a model's (``bench_hnsw_pages.py build --rows N``)
 0): unit vectors in 384 dimensions on a ``dim``-dimensional subspace, the same bytes per vector as the stand-in's.
 Results: benchmarks/README.md ("A graph's construction and the data's intrinsic dimension").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_hnsw_pages import sample_rows
 
 DIM = 384
@@ -37,7 +37,7 @@ def twonn(x: np.ndarray, block: int = 2048) -> tuple[float, int]:
     x = np.ascontiguousarray(x, dtype=np.float32)
     logs = []
     for lo in range(0, len(x), block):
-        sims = x[lo:lo + block] @ x.T
+        sims = x[lo : lo + block] @ x.T
         sims[np.arange(len(sims)), np.arange(lo, lo + len(sims))] = -np.inf  # not its own neighbour
         top2 = -np.partition(-sims, 1, axis=1)[:, :2]
         top2.sort(axis=1)
@@ -57,7 +57,7 @@ def synth(dim: int, rows: int, seed: int = 0, block: int = 65_536) -> np.ndarray
     for lo in range(0, rows, block):
         z = rng.standard_normal((min(block, rows - lo), dim))
         v = z @ q.T
-        out[lo:lo + len(v)] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        out[lo : lo + len(v)] = v / np.linalg.norm(v, axis=1, keepdims=True)
     return out
 
 

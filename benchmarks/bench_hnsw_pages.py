@@ -12,6 +12,7 @@ Two runs side by side, one per core, as the rewriting stage builds two graphs on
 graph's construction with its size. Each ``build`` prints its CPU seconds and the process's ``AnonHugePages``; ``--save`` writes the graph, so
 ``cmp`` can show the two are the same bytes. Results: benchmarks/README.md ("Huge pages for the graphs").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,7 @@ def export(warehouse: Path, out: Path) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_scale
+
     from ingest.chunking.sentence_windows import chunkset_name
     from ingest.retrieval.embedders import resolve_embedder
     from ingest.retrieval.standin import STANDIN_NAME
@@ -38,8 +40,14 @@ def export(warehouse: Path, out: Path) -> None:
     spec = resolve_embedder(STANDIN_NAME)
     con = duckdb.connect(str(warehouse), read_only=True)
     s = bench_scale._settings()
-    index = load_index(con, bench_scale.CORPUS, chunkset_name(s.chunk_tokens, s.chunk_overlap),
-                       Embedder(spec, load=spec.load), show_progress=False, keep_texts=False)
+    index = load_index(
+        con,
+        bench_scale.CORPUS,
+        chunkset_name(s.chunk_tokens, s.chunk_overlap),
+        Embedder(spec, load=spec.load),
+        show_progress=False,
+        keep_texts=False,
+    )
     np.save(out, index.vectors)
     print(f"wrote {out}: {index.vectors.shape}")
 

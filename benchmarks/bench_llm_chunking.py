@@ -28,6 +28,7 @@ tokens): wall time, whether the texts agree, and whether each text is the same a
     PYTHONPATH=. .venv/bin/python benchmarks/bench_llm_chunking.py --stages induce --structured on --out /tmp/ind.json
     PYTHONPATH=. .venv/bin/python benchmarks/bench_llm_chunking.py --dtype-check
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,13 +46,22 @@ DATA = PROJECT_ROOT.parent / "shared" / "data"
 QASPER = "qasper/qasper_test_more_shared.v0.3-format.json"
 WIKIPEDIA = "wikipedia/articles_shared.jsonl"
 PROMPTS = [
-    "What is the capital of France?", "Write a haiku about the sea.", "Explain photosynthesis in one sentence.",
-    "List three prime numbers.", "What does a database index do?", "Give a synonym for happy.",
-    "Summarize the plot of Romeo and Juliet in two sentences.", "What is 17 times 23?",
-    "Name two programming languages and one use of each.", "Why is the sky blue?",
-    "Translate 'good morning' into Spanish.", "What is a neural network?",
-    "Describe a cat to someone who has never seen one.", "What causes the seasons on Earth?",
-    "Suggest a title for a paper about document chunking.", "What is the boiling point of water at sea level?",
+    "What is the capital of France?",
+    "Write a haiku about the sea.",
+    "Explain photosynthesis in one sentence.",
+    "List three prime numbers.",
+    "What does a database index do?",
+    "Give a synonym for happy.",
+    "Summarize the plot of Romeo and Juliet in two sentences.",
+    "What is 17 times 23?",
+    "Name two programming languages and one use of each.",
+    "Why is the sky blue?",
+    "Translate 'good morning' into Spanish.",
+    "What is a neural network?",
+    "Describe a cat to someone who has never seen one.",
+    "What causes the seasons on Earth?",
+    "Suggest a title for a paper about document chunking.",
+    "What is the boiling point of water at sea level?",
 ]
 
 
@@ -63,15 +73,22 @@ def llm_config(args, **kw) -> LLMConfig:
     if getattr(args, "dtype", None):
         options["dtype"] = args.dtype
     options.update(kw)
-    return LLMConfig(backend="transformers", model=args.model, commit_every=args.commit_every, transformers=options,
-                     structured=STRUCTURED[getattr(args, "structured", "auto")])
+    return LLMConfig(
+        backend="transformers",
+        model=args.model,
+        commit_every=args.commit_every,
+        transformers=options,
+        structured=STRUCTURED[getattr(args, "structured", "auto")],
+    )
 
 
 def dtype_check(args) -> dict:
     from ingest.llm.transformers_local import TransformersBackend
 
-    requests = [LLMRequest(f"p{i}", "bench.v1", ({"role": "user", "content": q},), Sampling(max_tokens=96, seed=1))
-                for i, q in enumerate(PROMPTS)]
+    requests = [
+        LLMRequest(f"p{i}", "bench.v1", ({"role": "user", "content": q},), Sampling(max_tokens=96, seed=1))
+        for i, q in enumerate(PROMPTS)
+    ]
     out: dict = {"prompts": len(requests), "max_tokens": 96}
     texts = {}
     for dtype in ("float32", "bfloat16"):
@@ -82,9 +99,11 @@ def dtype_check(args) -> dict:
         seconds = time.perf_counter() - started
         alone = [backend.generate([r])[0] for r in requests]
         texts[dtype] = [c.text for c in batch]
-        out[dtype] = {"batch_seconds": round(seconds, 2),
-                      "completion_tokens": sum(c.completion_tokens for c in batch),
-                      "same_alone_and_in_batch": sum(a.text == b.text for a, b in zip(alone, batch))}
+        out[dtype] = {
+            "batch_seconds": round(seconds, 2),
+            "completion_tokens": sum(c.completion_tokens for c in batch),
+            "same_alone_and_in_batch": sum(a.text == b.text for a, b in zip(alone, batch)),
+        }
     out["same_text_float32_bfloat16"] = sum(a == b for a, b in zip(texts["float32"], texts["bfloat16"]))
     return out
 
@@ -93,10 +112,15 @@ def wikipedia_subset(source: Path, n: int, folder: Path) -> Path:
     """A JSONL of the ``n`` lowest-page-id articles of ``source`` that the loader keeps."""
     from ingest.corpora.wikipedia.load import build_wikipedia
 
-    kept = sorted(int(d.split("/", 1)[1]) for d in build_wikipedia(source).tables["documents"].column("doc_id").to_pylist())
+    kept = sorted(
+        int(d.split("/", 1)[1]) for d in build_wikipedia(source).tables["documents"].column("doc_id").to_pylist()
+    )
     chosen = set(kept[:n])
-    lines = [line for line in source.read_text(encoding="utf-8").splitlines()
-             if line.strip() and int(json.loads(line)["page_id"]) in chosen]
+    lines = [
+        line
+        for line in source.read_text(encoding="utf-8").splitlines()
+        if line.strip() and int(json.loads(line)["page_id"]) in chosen
+    ]
     path = folder / f"wikipedia_first{n}.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -111,9 +135,13 @@ def run(args) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="bench_llm_"))
     warehouse = Path(args.warehouse) if args.warehouse else folder / "bench.duckdb"
     con = connect(warehouse)
-    out: dict = {"model": args.model, "warehouse": str(warehouse), "threads": args.threads,
-                 "dtype": getattr(args, "dtype", None) or "auto",
-                 "note": "TINY-MODEL OUTPUT, NOT RESULTS (SmolLM2-135M exercises the pipeline)"}
+    out: dict = {
+        "model": args.model,
+        "warehouse": str(warehouse),
+        "threads": args.threads,
+        "dtype": getattr(args, "dtype", None) or "auto",
+        "note": "TINY-MODEL OUTPUT, NOT RESULTS (SmolLM2-135M exercises the pipeline)",
+    }
     data = Path(args.data)
     load_qasper(con, [data / QASPER], limit=args.qasper)
     load_wikipedia(con, wikipedia_subset(data / WIKIPEDIA, args.wikipedia, folder))
@@ -143,9 +171,15 @@ def run(args) -> dict:
         llm = open_llm(con, llm.backend, llm_config(args))
     if "induce" in stages:
         out["induction"] = _induction(args, con, llm)
-    out["llm_calls"] = dict(zip(("calls", "prompt_tokens", "completion_tokens", "cut", "empty"), con.execute(
-        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), count(*) FILTER (WHERE finish_reason = 'length'), "
-        "count(*) FILTER (WHERE trim(response_text) = '') FROM llm_calls").fetchone()))
+    out["llm_calls"] = dict(
+        zip(
+            ("calls", "prompt_tokens", "completion_tokens", "cut", "empty"),
+            con.execute(
+                "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), count(*) FILTER (WHERE finish_reason = 'length'), "
+                "count(*) FILTER (WHERE trim(response_text) = '') FROM llm_calls"
+            ).fetchone(),
+        )
+    )
     con.close()
     return out
 
@@ -160,8 +194,13 @@ def _contexts(args, warehouse: Path, folder: Path, backend) -> dict:
     shutil.copyfile(warehouse, copy)
     ccon = connect(copy)
     out: dict = {}
-    keep = [d for corpus in ("qasper", "wikipedia") for (d,) in ccon.execute(
-        "SELECT doc_id FROM documents WHERE corpus = ? ORDER BY doc_id LIMIT ?", [corpus, args.contexts_docs]).fetchall()]
+    keep = [
+        d
+        for corpus in ("qasper", "wikipedia")
+        for (d,) in ccon.execute(
+            "SELECT doc_id FROM documents WHERE corpus = ? ORDER BY doc_id LIMIT ?", [corpus, args.contexts_docs]
+        ).fetchall()
+    ]
     ccon.execute("DELETE FROM chunks WHERE chunkset = 'fixed' AND doc_id NOT IN (SELECT unnest(?))", [keep])
     cllm = open_llm(ccon, backend, llm_config(args))
     report = generate_contexts(ccon, None, cllm)["corpora"]
@@ -170,11 +209,20 @@ def _contexts(args, warehouse: Path, folder: Path, backend) -> dict:
         r["document_ids"] = [d for d in keep if d.startswith(corpus + "/")]
         r["prefix_tokens_max"] = ccon.execute(
             "SELECT max(p.prefix_tokens) FROM chunk_prefixes p JOIN chunks c USING (chunkset, chunk_id) "
-            "JOIN documents d USING (doc_id) WHERE p.prefix_kind = 'llm_context' AND d.corpus = ?", [corpus]).fetchone()[0]
-        r["context_tokens_model"] = dict(zip(("mean", "max"), ccon.execute(
-            "SELECT avg(completion_tokens), max(completion_tokens) FROM llm_calls WHERE prompt_name = 'contextual_chunk' "
-            "AND item_id IN (SELECT chunk_id FROM chunks c JOIN documents d USING (doc_id) WHERE d.corpus = ? "
-            "AND c.chunkset = 'fixed')", [corpus]).fetchone()))
+            "JOIN documents d USING (doc_id) WHERE p.prefix_kind = 'llm_context' AND d.corpus = ?",
+            [corpus],
+        ).fetchone()[0]
+        r["context_tokens_model"] = dict(
+            zip(
+                ("mean", "max"),
+                ccon.execute(
+                    "SELECT avg(completion_tokens), max(completion_tokens) FROM llm_calls WHERE prompt_name = 'contextual_chunk' "
+                    "AND item_id IN (SELECT chunk_id FROM chunks c JOIN documents d USING (doc_id) WHERE d.corpus = ? "
+                    "AND c.chunkset = 'fixed')",
+                    [corpus],
+                ).fetchone(),
+            )
+        )
     out["contexts"] = report
     out["contexts_rerun_generations"] = _rerun(cllm, lambda: generate_contexts(ccon, None, cllm))
     ccon.close()
@@ -193,19 +241,34 @@ def _induction(args, con, llm) -> dict:
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         chunk_corpus(con, corpus, "llm", show_progress=False)
         stats = induction_report(con, "llm", corpus)
-        stats.update(seconds=round(seconds, 1), seconds_per_document=round(seconds / stats["documents"], 1),
-                     cpu_seconds=round(cpu, 1), cpu_seconds_per_document=round(cpu / stats["documents"], 1),
-                     generations=llm.calls - calls)
-        stats["outcomes"] = dict(con.execute(
-            "SELECT outcome, count(*) FROM induction_log l JOIN documents d USING (doc_id) "
-            "WHERE l.structure = 'induced:llm' AND d.corpus = ? GROUP BY 1 ORDER BY 1", [corpus]).fetchall())
-        stats["per_document"] = [dict(zip(("doc_id", "outcome", "structured", "schema_valid", "n_sections", "detail"), row))
-                                 for row in con.execute(
-            "SELECT doc_id, outcome, structured, schema_valid, n_sections, left(detail, 240) FROM induction_log l "
-            "JOIN documents d USING (doc_id) WHERE l.structure = 'induced:llm' AND d.corpus = ? ORDER BY doc_id",
-            [corpus]).fetchall()]
-        stats["rerun_generations"] = _rerun(llm, lambda c=corpus: induce(con, "llm", c, llm, max_tokens=args.induce_max_tokens,
-                                                                         show_progress=False, structured=structured))
+        stats.update(
+            seconds=round(seconds, 1),
+            seconds_per_document=round(seconds / stats["documents"], 1),
+            cpu_seconds=round(cpu, 1),
+            cpu_seconds_per_document=round(cpu / stats["documents"], 1),
+            generations=llm.calls - calls,
+        )
+        stats["outcomes"] = dict(
+            con.execute(
+                "SELECT outcome, count(*) FROM induction_log l JOIN documents d USING (doc_id) "
+                "WHERE l.structure = 'induced:llm' AND d.corpus = ? GROUP BY 1 ORDER BY 1",
+                [corpus],
+            ).fetchall()
+        )
+        stats["per_document"] = [
+            dict(zip(("doc_id", "outcome", "structured", "schema_valid", "n_sections", "detail"), row))
+            for row in con.execute(
+                "SELECT doc_id, outcome, structured, schema_valid, n_sections, left(detail, 240) FROM induction_log l "
+                "JOIN documents d USING (doc_id) WHERE l.structure = 'induced:llm' AND d.corpus = ? ORDER BY doc_id",
+                [corpus],
+            ).fetchall()
+        ]
+        stats["rerun_generations"] = _rerun(
+            llm,
+            lambda c=corpus: induce(
+                con, "llm", c, llm, max_tokens=args.induce_max_tokens, show_progress=False, structured=structured
+            ),
+        )
         out[corpus] = stats
         print(json.dumps({"induction": {corpus: stats}}, default=str), flush=True)
     return out
@@ -224,14 +287,26 @@ def main() -> None:
     parser.add_argument("--qasper", type=int, default=20, help="QASPER papers (first N of the shared test file)")
     parser.add_argument("--wikipedia", type=int, default=10, help="Wikipedia articles (lowest page ids kept)")
     parser.add_argument("--stages", default="queries,contexts,induce", help="comma-separated subset of the stages")
-    parser.add_argument("--contexts-docs", type=int, default=10**6,
-                        help="A1 contexts for the fixed chunks of the first N documents per corpus (default: all)")
+    parser.add_argument(
+        "--contexts-docs",
+        type=int,
+        default=10**6,
+        help="A1 contexts for the fixed chunks of the first N documents per corpus (default: all)",
+    )
     parser.add_argument("--induce-max-tokens", type=int, default=1024, help="cap on each structure answer")
-    parser.add_argument("--structured", choices=sorted(STRUCTURED), default="auto",
-                        help="llm.structured for the induction: on (JSON schema enforced), off (free text), auto")
-    parser.add_argument("--dtype", choices=["float32", "bfloat16"], default=None,
-                        help="llm.transformers.dtype (default: the backend's auto, float32 on the CPU); bfloat16 is "
-                             "~3.7x faster here but its text depends on batching: label such figures")
+    parser.add_argument(
+        "--structured",
+        choices=sorted(STRUCTURED),
+        default="auto",
+        help="llm.structured for the induction: on (JSON schema enforced), off (free text), auto",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        default=None,
+        help="llm.transformers.dtype (default: the backend's auto, float32 on the CPU); bfloat16 is "
+        "~3.7x faster here but its text depends on batching: label such figures",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is faster on a busy machine)")
     parser.add_argument("--commit-every", type=int, default=16)
     parser.add_argument("--data", default=os.environ.get("RAGWH_DATA", str(DATA)), help="the shared data directory")

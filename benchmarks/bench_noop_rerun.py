@@ -9,6 +9,7 @@ one pass over every stage's output digest (ragwh.experiment.pipeline.outputs) on
 The warehouse must hold a finished run of the same config (and the same --report path): every
 stage should print "unchanged, skipped".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,11 +39,11 @@ def rerun_seconds(args: argparse.Namespace) -> list[float]:
 
 
 def digest_seconds(args: argparse.Namespace) -> float:
+    from ragwh.experiment.config.chunking import load_config
+    from ragwh.experiment.pipeline import outputs
+    from ragwh.experiment.pipeline.chunking import Pipeline
     from warehouse import manifest
     from warehouse.db import connect
-    from ragwh.experiment.pipeline import outputs
-    from ragwh.experiment.config.chunking import load_config
-    from ragwh.experiment.pipeline.chunking import Pipeline
 
     cfg = load_config(args.config)
     pipeline = Pipeline(cfg, data=args.data, warehouse=args.warehouse)  # for the stored embedder / reranker names
@@ -50,8 +51,13 @@ def digest_seconds(args: argparse.Namespace) -> float:
     try:
         sets = [outputs.conditions(), outputs.evaluation()]
         for c in cfg.corpora:
-            sets += [outputs.ingest(c.name, c.loader), outputs.queries(c.name), outputs.induce(c.name, cfg.inducer),
-                     outputs.chunk(c.name), outputs.contexts(c.name)]
+            sets += [
+                outputs.ingest(c.name, c.loader),
+                outputs.queries(c.name),
+                outputs.induce(c.name, cfg.inducer),
+                outputs.chunk(c.name),
+                outputs.contexts(c.name),
+            ]
             for e in cfg.embedders:
                 name = pipeline.embedder_name(e.model)
                 sets += [outputs.embed(c.name, name), outputs.retrieve(c.name, name)]

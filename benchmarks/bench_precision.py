@@ -13,6 +13,7 @@ mean): the two are different vectors of the same embedding, hence different ware
 
     .venv/bin/python benchmarks/bench_precision.py --n 512
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,19 +53,26 @@ def main() -> None:
 
     texts = sorted(passages(args.n), key=len, reverse=True)
     models = {p: resolve_embedder(args.embedder, p, "cpu").load("cpu") for p in ("fp32", "bf16")}
-    print(f"{len(texts)} scifact passages, embedder {resolve_embedder(args.embedder).name}, batch {args.batch_size}, "
-          f"{torch.get_num_threads()} torch threads, CPU bf16 feature: {cpu_bf16_feature()}")
+    print(
+        f"{len(texts)} scifact passages, embedder {resolve_embedder(args.embedder).name}, batch {args.batch_size}, "
+        f"{torch.get_num_threads()} torch threads, CPU bf16 feature: {cpu_bf16_feature()}"
+    )
     for model in models.values():  # warm-up (first-call allocations, oneDNN kernel selection)
-        model.encode(texts[:args.batch_size], batch_size=args.batch_size, show_progress_bar=False)
+        model.encode(texts[: args.batch_size], batch_size=args.batch_size, show_progress_bar=False)
     seconds = {p: 0.0 for p in models}
     vectors = {p: [] for p in models}
-    slices = [texts[i::args.rounds] for i in range(args.rounds)]  # each slice spans all lengths
+    slices = [texts[i :: args.rounds] for i in range(args.rounds)]  # each slice spans all lengths
     for r, part in enumerate(slices):
         order = ("fp32", "bf16") if r % 2 == 0 else ("bf16", "fp32")
         for p in order:
             started = time.perf_counter()
-            out = models[p].encode(part, batch_size=args.batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=False, show_progress_bar=False)
+            out = models[p].encode(
+                part,
+                batch_size=args.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
             seconds[p] += time.perf_counter() - started
             vectors[p].append(l2_normalize(out))
     v32, v16 = np.concatenate(vectors["fp32"]), np.concatenate(vectors["bf16"])
@@ -73,9 +81,11 @@ def main() -> None:
     print("|---|---:|---:|")
     for p in ("fp32", "bf16"):
         print(f"| {p} | {seconds[p]:.1f} | {len(texts) / seconds[p]:.1f} |")
-    print(f"speed ratio bf16/fp32 = {seconds['fp32'] / seconds['bf16']:.2f}; cosine(bf16, fp32): "
-          f"min {cosine.min():.6f}, mean {cosine.mean():.6f}; bit-identical vectors: "
-          f"{int((v32 == v16).all(axis=1).sum())} of {len(texts)}")
+    print(
+        f"speed ratio bf16/fp32 = {seconds['fp32'] / seconds['bf16']:.2f}; cosine(bf16, fp32): "
+        f"min {cosine.min():.6f}, mean {cosine.mean():.6f}; bit-identical vectors: "
+        f"{int((v32 == v16).all(axis=1).sum())} of {len(texts)}"
+    )
 
 
 if __name__ == "__main__":

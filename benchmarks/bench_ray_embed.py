@@ -9,6 +9,7 @@ stored vectors (same keys required).
 
     nice -n 10 .venv/bin/python benchmarks/bench_ray_embed.py --n 2000 --cpus 2 --actors 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,13 +30,27 @@ from warehouse.db import connect
 def _job(texts: list[str], spec, **kwargs) -> tuple[float, dict, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(Path(tmp) / "bench.duckdb")
-        create_condition_texts(con, [{"condition": "DOC", "corpus": "bench", "chunk_id": f"doc|bench/{i}|0",
-                                      "doc_id": f"bench/{i}", "chunkset": "doc", "text": t} for i, t in enumerate(texts)])
+        create_condition_texts(
+            con,
+            [
+                {
+                    "condition": "DOC",
+                    "corpus": "bench",
+                    "chunk_id": f"doc|bench/{i}|0",
+                    "doc_id": f"bench/{i}",
+                    "chunkset": "doc",
+                    "text": t,
+                }
+                for i, t in enumerate(texts)
+            ],
+        )
         started = time.perf_counter()
         report = embed_texts(con, spec, precision=None, show_progress=False, **kwargs)
         seconds = time.perf_counter() - started
-        stored = {h: np.asarray(v, dtype=np.float32) for h, v in
-                  con.execute("SELECT text_hash, vector FROM embeddings").fetchall()}
+        stored = {
+            h: np.asarray(v, dtype=np.float32)
+            for h, v in con.execute("SELECT text_hash, vector FROM embeddings").fetchall()
+        }
         con.close()
     return seconds, report, stored
 
@@ -65,8 +80,10 @@ def main() -> None:
     print("| engine | seconds | passages/s |")
     print("|---|---|---|")
     print(f"| local (model loaded, torch on all cores) | {local_s:.1f} | {len(texts) / local_s:.1f} |")
-    print(f"| ray ({args.actors} actors x 1 CPU, ray.init(num_cpus={args.cpus}); actor start + model load included) "
-          f"| {ray_s:.1f} | {len(texts) / ray_s:.1f} |")
+    print(
+        f"| ray ({args.actors} actors x 1 CPU, ray.init(num_cpus={args.cpus}); actor start + model load included) "
+        f"| {ray_s:.1f} | {len(texts) / ray_s:.1f} |"
+    )
     print(f"max |ray - local| = {diff:.2e} over {len(texts)} vectors")
 
 

@@ -15,6 +15,7 @@ can swap two candidates whose scores differ by ~1e-7).
 
     .venv/bin/python benchmarks/bench_retrieval.py --queries 5000 --index 100000 --dims 384 1024
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,10 +37,10 @@ def baseline(queries: np.ndarray, index: np.ndarray, k: int, query_batch: int) -
     """Bare numpy: full-index GEMM per query batch, argpartition, sort the k by score."""
     out = np.empty((len(queries), k), dtype=np.int64)
     for s in range(0, len(queries), query_batch):
-        scores = queries[s:s + query_batch] @ index.T
+        scores = queries[s : s + query_batch] @ index.T
         top = np.argpartition(scores, -k, axis=1)[:, -k:]
         order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1)
-        out[s:s + query_batch] = np.take_along_axis(top, order, axis=1)
+        out[s : s + query_batch] = np.take_along_axis(top, order, axis=1)
     return out
 
 
@@ -64,8 +65,10 @@ def main() -> None:
     parser.add_argument("--index-block", type=int, default=32768)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(f"{args.queries} queries x {args.index} vectors, k={args.k}, query batch {args.query_batch}, "
-          f"index block {args.index_block}")
+    print(
+        f"{args.queries} queries x {args.index} vectors, k={args.k}, query batch {args.query_batch}, "
+        f"index block {args.index_block}"
+    )
     print("| dim | baseline s | kernel s | ratio | baseline peak MiB | kernel peak MiB | identical top-k lists |")
     print("|---|---|---|---|---|---|---|")
     for dim in args.dims:
@@ -73,8 +76,9 @@ def main() -> None:
         index = unit_vectors(rng, args.index, dim)
         queries = unit_vectors(rng, args.queries, dim)
         base, base_s, base_mb = measure(baseline, queries, index, args.k, args.query_batch)
-        (pos, _), kern_s, kern_mb = measure(topk_inner_product, queries, index, args.k,
-                                           query_batch=args.query_batch, index_block=args.index_block)
+        (pos, _), kern_s, kern_mb = measure(
+            topk_inner_product, queries, index, args.k, query_batch=args.query_batch, index_block=args.index_block
+        )
         differ = np.flatnonzero((base != pos).any(axis=1))
         gap = 0.0
         for i in differ:
@@ -83,8 +87,10 @@ def main() -> None:
             s_kern = np.sort(index[pos[i]].astype(np.float64) @ q)
             gap = max(gap, float(np.abs(s_base - s_kern).max()))
         agree = f"{1 - len(differ) / len(queries):.4f}" + (f" (max score gap {gap:.1e})" if len(differ) else "")
-        print(f"| {dim} | {base_s:.1f} | {kern_s:.1f} | {kern_s / base_s:.2f} | {base_mb:.0f} | {kern_mb:.0f} | {agree} |",
-              flush=True)
+        print(
+            f"| {dim} | {base_s:.1f} | {kern_s:.1f} | {kern_s / base_s:.2f} | {base_mb:.0f} | {kern_mb:.0f} | {agree} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

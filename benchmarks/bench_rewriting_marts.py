@@ -14,6 +14,7 @@
    inflated by other jobs, CPU time is not). Targets: <= 60 s, <= 4 GB, on 2 cores.
    Thread pools are limited to 2 (OMP/OpenBLAS/MKL); pin the process to 2 cores with taskset.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]  # dbt_timing; tests.fixtures
+sys.path[:0] = [
+    str(Path(__file__).resolve().parent),
+    str(Path(__file__).resolve().parent.parent),
+]  # dbt_timing; tests.fixtures
 from dbt_timing import TWO_THREADS, dbt, timed_build
-from tests.fixtures.synthetic_rewriting import Scale, load_synthetic
 
+from tests.fixtures.synthetic_rewriting import Scale, load_synthetic
 from warehouse.db import connect
 
 
@@ -46,16 +50,37 @@ def main() -> None:
     print(f"synthetic load: {time.perf_counter() - t:.1f} s  {counts}")
     target = work / "target"  # not the checkout's target/: other dbt runs may share it
     dbt(["parse"], wh, target, TWO_THREADS)  # parsing the project is not the build
-    build = timed_build(["build", "--select", "+tag:rewriting", "--indirect-selection", "cautious",
-                         "--vars", json.dumps({"rewriting_bootstrap_b": args.boot})], wh, target, TWO_THREADS)
+    build = timed_build(
+        [
+            "build",
+            "--select",
+            "+tag:rewriting",
+            "--indirect-selection",
+            "cautious",
+            "--vars",
+            json.dumps({"rewriting_bootstrap_b": args.boot}),
+        ],
+        wh,
+        target,
+        TWO_THREADS,
+    )
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"rewriting build (dbt build --select +tag:rewriting, B={args.boot}, {len(build.timings)} nodes): "
-          f"{build.wall_s:.1f} s, CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (load average "
-          f"{os.getloadavg()[0]:.1f}; {affinity} cores allowed)")
+    print(
+        f"rewriting build (dbt build --select +tag:rewriting, B={args.boot}, {len(build.timings)} nodes): "
+        f"{build.wall_s:.1f} s, CPU {build.cpu_s:.1f} s, peak RSS {build.peak_kib / 2**20:.2f} GiB (load average "
+        f"{os.getloadavg()[0]:.1f}; {affinity} cores allowed)"
+    )
     print("slowest nodes: " + build.slowest())
     con = connect(wh, read_only=True)
-    for name in ("rewrite_query_metrics", "int_rewrite_ensemble_scores", "rewrite_ensembles", "rewrite_oracle",
-                 "rewrite_router_sweep", "rewrite_budget_baselines", "rewrite_answer_quality"):
+    for name in (
+        "rewrite_query_metrics",
+        "int_rewrite_ensemble_scores",
+        "rewrite_ensembles",
+        "rewrite_oracle",
+        "rewrite_router_sweep",
+        "rewrite_budget_baselines",
+        "rewrite_answer_quality",
+    ):
         print(f"  {name}: {con.execute(f'select count(*) from {name}').fetchone()[0]:,} rows")
     con.close()
 

@@ -10,6 +10,7 @@ texts embedded.
 
     .venv/bin/python benchmarks/bench_rewriting.py --workdir /tmp/bench_rw --queries 5000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,28 @@ from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.stage import rewrite_stage
 from warehouse.db import connect
 
-WORDS = ["river", "castle", "market", "harbour", "library", "railway", "bridge", "tower", "garden", "museum",
-         "festival", "treaty", "council", "island", "mountain", "valley", "forest", "village", "station", "temple"]
+WORDS = [
+    "river",
+    "castle",
+    "market",
+    "harbour",
+    "library",
+    "railway",
+    "bridge",
+    "tower",
+    "garden",
+    "museum",
+    "festival",
+    "treaty",
+    "council",
+    "island",
+    "mountain",
+    "valley",
+    "forest",
+    "village",
+    "station",
+    "temple",
+]
 
 
 class HashEncoder:
@@ -50,8 +71,9 @@ class HashEncoder:
         return self.words[w]
 
     def encode(self, texts, **_):
-        return np.stack([np.sum([self._word(w) for w in t.lower().split()] or [np.ones(384)], axis=0)
-                         for t in texts]).astype(np.float32)
+        return np.stack(
+            [np.sum([self._word(w) for w in t.lower().split()] or [np.ones(384)], axis=0) for t in texts]
+        ).astype(np.float32)
 
 
 class HashCrossEncoder:
@@ -93,8 +115,10 @@ def main() -> None:
     con = connect(path)
     t0 = time.perf_counter()
     build(con, args.queries, args.docs_per_query)
-    print(f"synthetic corpus: {args.queries} queries, {args.queries * args.docs_per_query} documents "
-          f"({time.perf_counter() - t0:.1f} s)")
+    print(
+        f"synthetic corpus: {args.queries} queries, {args.queries * args.docs_per_query} documents "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
     t0 = time.perf_counter()
     chunks = sentence_chunk_stage(con, "synthetic")
     print(f"sentence windows: {chunks['chunks']} chunks ({time.perf_counter() - t0:.1f} s)")
@@ -104,14 +128,18 @@ def main() -> None:
         kwargs |= {"reranker": RerankerSpec("hash-reranker", "unused"), "rerank_model": HashCrossEncoder()}
     for attempt in ("first run", "rerun"):
         t0 = time.perf_counter()
-        report = rewrite_stage(con, "synthetic", RewriteSettings(), llm=LLMCache(con, backend, progress=False), **kwargs)
+        report = rewrite_stage(
+            con, "synthetic", RewriteSettings(), llm=LLMCache(con, backend, progress=False), **kwargs
+        )
         wall = time.perf_counter() - t0
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         steps = ", ".join(f"{k} {v:.1f}" for k, v in report["seconds"].items())
         print(f"{attempt}: {wall:.1f} s wall, peak RSS {peak:.0f} MiB; steps (s): {steps}")
-        print(f"  {report['llm_calls']} LLM calls ({report['llm_cached']} cached), {report['texts_embedded']} texts embedded, "
-              f"{report['searches']} distinct searches, {report['pairs_scored']} pairs reranked; rows: rewrites "
-              f"{report['rewrites']:,}, rewrite_text_runs {report['rewrite_text_runs']:,}, rewrite_runs {report['rewrite_runs']:,}")
+        print(
+            f"  {report['llm_calls']} LLM calls ({report['llm_cached']} cached), {report['texts_embedded']} texts embedded, "
+            f"{report['searches']} distinct searches, {report['pairs_scored']} pairs reranked; rows: rewrites "
+            f"{report['rewrites']:,}, rewrite_text_runs {report['rewrite_text_runs']:,}, rewrite_runs {report['rewrite_runs']:,}"
+        )
     con.close()
 
 

@@ -34,6 +34,7 @@ dbt runs in-process), interpreter and imports included; ``seconds`` is the child
 
     {"stages": {name: {"seconds": .., "peak_rss_mib": ..}}, "counts": {...}, "embedder": "hash-standin-384", ...}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,17 +54,36 @@ if __package__ in (None, ""):
 
 CORPUS = "enterprise_rag"
 #: (source, documents in the benchmark (thousands), min words, max words): log-uniform lengths
-SOURCES = (("slack", 275, 8, 80), ("gmail", 120, 40, 600), ("linear", 35, 30, 300), ("google_drive", 25, 300, 5000),
-           ("hubspot", 15, 40, 400), ("fireflies", 10, 800, 6000), ("github", 8, 80, 2000), ("jira", 6, 40, 500),
-           ("confluence", 5, 300, 4000))
+SOURCES = (
+    ("slack", 275, 8, 80),
+    ("gmail", 120, 40, 600),
+    ("linear", 35, 30, 300),
+    ("google_drive", 25, 300, 5000),
+    ("hubspot", 15, 40, 400),
+    ("fireflies", 10, 800, 6000),
+    ("github", 8, 80, 2000),
+    ("jira", 6, 40, 500),
+    ("confluence", 5, 300, 4000),
+)
 STRATEGIES = ("S1", "S1-pool100", "S1-ann4")  # LLM-free: S1 and the budget controls
 LLM_STRATEGIES = ("S2", "S3", "S4", "HyDE", "Q2D")  # through the scripted server (benchmarks/scale_llm.py)
 MARTS = "path:models/staging +tag:rewriting"  # every rewriting mart; the answer marts are excluded
 STAGES = ("generate", "load", "chunk", "embed", "rewrite", "rewrite_rerun", "marts")
 SENTENCE = 15  # words per sentence
 VOCAB = 6000
-COUNTED = ("documents", "chunks", "embeddings", "queries", "qrels", "rewrites", "rewrite_text_runs", "rewrite_runs",
-           "rewrite_query_metrics", "rewrite_solo", "rewrite_budget_baselines")
+COUNTED = (
+    "documents",
+    "chunks",
+    "embeddings",
+    "queries",
+    "qrels",
+    "rewrites",
+    "rewrite_text_runs",
+    "rewrite_runs",
+    "rewrite_query_metrics",
+    "rewrite_solo",
+    "rewrite_budget_baselines",
+)
 
 
 def source_counts(n_docs: int) -> list[int]:
@@ -71,7 +91,7 @@ def source_counts(n_docs: int) -> list[int]:
     weights = np.array([s[1] for s in SOURCES], dtype=np.float64)
     exact = n_docs * weights / weights.sum()
     counts = np.floor(exact).astype(int)
-    for i in np.argsort(-(exact - counts), kind="stable")[:n_docs - counts.sum()]:
+    for i in np.argsort(-(exact - counts), kind="stable")[: n_docs - counts.sum()]:
         counts[i] += 1
     return counts.tolist()
 
@@ -93,7 +113,7 @@ def _texts(rng: np.random.Generator, low: np.ndarray, cap: np.ndarray, lengths: 
     words = np.where(within % SENTENCE == 0, cap[ids], low[ids])
     ends = (within % SENTENCE == SENTENCE - 1) | (within == np.repeat(lengths, lengths) - 1)
     words[ends] = words[ends] + "."
-    return [" ".join(words[s:s + n]) for s, n in zip(starts.tolist(), lengths.tolist())]
+    return [" ".join(words[s : s + n]) for s, n in zip(starts.tolist(), lengths.tolist())]
 
 
 def generate(export: Path, n_docs: int, n_queries: int, seed: int = 0) -> dict:
@@ -117,19 +137,31 @@ def generate(export: Path, n_docs: int, n_queries: int, seed: int = 0) -> dict:
     n_judged = rng.integers(1, 4, n_queries)
     with open(export / "questions.jsonl", "w", encoding="utf-8") as f:
         for q in range(n_queries):
-            judged = list(dict.fromkeys(docs[i][0] for i in picks[q, :n_judged[q]].tolist()))
+            judged = list(dict.fromkeys(docs[i][0] for i in picks[q, : n_judged[q]].tolist()))
             toks = docs[picks[q, 0]][1].rstrip(".").split()
             lo = int(rng.integers(0, max(1, len(toks) - 8)))
-            f.write(json.dumps({"question_id": f"q{q:05d}", "question_type": "synthetic", "source_types": [],
-                                "question": "What about " +  " ".join(toks[lo:lo + 8]).lower() + "?",
-                                "expected_doc_ids": judged, "gold_answer": " ".join(toks[lo:lo + 3])}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "question_id": f"q{q:05d}",
+                        "question_type": "synthetic",
+                        "source_types": [],
+                        "question": "What about " + " ".join(toks[lo : lo + 8]).lower() + "?",
+                        "expected_doc_ids": judged,
+                        "gold_answer": " ".join(toks[lo : lo + 3]),
+                    }
+                )
+                + "\n"
+            )
     return {"documents_per_source": per_source, "words": words}
 
 
 def _settings(llm: bool = True, without: tuple[str, ...] = ()):
     from ingest.rewriting.settings import RewriteSettings
 
-    return RewriteSettings(strategies=tuple(s for s in STRATEGIES + (LLM_STRATEGIES if llm else ()) if s not in without))
+    return RewriteSettings(
+        strategies=tuple(s for s in STRATEGIES + (LLM_STRATEGIES if llm else ()) if s not in without)
+    )
 
 
 def parse_without(value: str) -> tuple[str, ...]:
@@ -137,8 +169,9 @@ def parse_without(value: str) -> tuple[str, ...]:
     names = tuple(v.strip() for v in value.split(",") if v.strip())
     unknown = [n for n in names if n not in STRATEGIES + LLM_STRATEGIES]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown strategies {', '.join(unknown)}: the benchmark runs "
-                                         f"{', '.join(STRATEGIES + LLM_STRATEGIES)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown strategies {', '.join(unknown)}: the benchmark runs {', '.join(STRATEGIES + LLM_STRATEGIES)}"
+        )
     return names
 
 
@@ -154,10 +187,14 @@ def _rewrite(con, args: argparse.Namespace) -> dict:
     from benchmarks.scale_llm import MODEL, ScriptedServer
 
     with ScriptedServer(args.seed) as server:
-        llm = open_llm(con, config=LLMConfig(backend="openai", base_url=server.base_url, model=MODEL, max_retries=0),
-                       progress=False)
-        report = rewrite_stage(con, CORPUS, _settings(True, args.without), embedder=STANDIN_NAME, llm=llm,
-                               show_progress=False)
+        llm = open_llm(
+            con,
+            config=LLMConfig(backend="openai", base_url=server.base_url, model=MODEL, max_retries=0),
+            progress=False,
+        )
+        report = rewrite_stage(
+            con, CORPUS, _settings(True, args.without), embedder=STANDIN_NAME, llm=llm, show_progress=False
+        )
     return report | {"http_requests": server.n_requests}
 
 
@@ -172,9 +209,14 @@ def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:
     if stage == "marts":
         from warehouse.dbt import run_dbt
 
-        result = run_dbt("build", warehouse, select=args.marts, progress=False,
-                         vars={"rewriting_bootstrap_b": args.boot},
-                         extra=["--indirect-selection", "cautious", "--exclude", "stg_reader_answers+"])
+        result = run_dbt(
+            "build",
+            warehouse,
+            select=args.marts,
+            progress=False,
+            vars={"rewriting_bootstrap_b": args.boot},
+            extra=["--indirect-selection", "cautious", "--exclude", "stg_reader_answers+"],
+        )
         return {"dbt_nodes": result.n_nodes}
     con = connect(warehouse)
     try:
@@ -202,9 +244,21 @@ def run_stage(stage: str, work: Path, args: argparse.Namespace) -> dict:
             return {"chunks": len(index.chunk_ids), "texts_embedded": emb.encoded}
         if stage in ("rewrite", "rewrite_rerun"):
             report = _rewrite(con, args)
-            return {k: report[k] for k in ("queries", "chunks", "searches", "texts_embedded", "rewrite_text_runs",
-                                           "rewrite_runs", "llm_calls", "llm_cached", "http_requests")
-                    if k in report} | {"steps": report["seconds"]}
+            return {
+                k: report[k]
+                for k in (
+                    "queries",
+                    "chunks",
+                    "searches",
+                    "texts_embedded",
+                    "rewrite_text_runs",
+                    "rewrite_runs",
+                    "llm_calls",
+                    "llm_cached",
+                    "http_requests",
+                )
+                if k in report
+            } | {"steps": report["seconds"]}
         raise ValueError(f"unknown stage {stage!r}: one of {', '.join(STAGES)}")
     finally:
         con.close()
@@ -214,9 +268,27 @@ def _child(stage: str, work: Path, args: argparse.Namespace) -> dict:
     """Run ``stage`` in a fresh interpreter; its wall seconds, own peak RSS and its result."""
     result_file = work / f"stage_{stage}.json"
     result_file.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--stage", stage, "--workdir", str(work), "--docs",
-           str(args.docs), "--queries", str(args.queries), "--seed", str(args.seed), "--boot", str(args.boot),
-           "--marts", args.marts, "--llm" if args.llm else "--no-llm", "--without", ",".join(args.without)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--stage",
+        stage,
+        "--workdir",
+        str(work),
+        "--docs",
+        str(args.docs),
+        "--queries",
+        str(args.queries),
+        "--seed",
+        str(args.seed),
+        "--boot",
+        str(args.boot),
+        "--marts",
+        args.marts,
+        "--llm" if args.llm else "--no-llm",
+        "--without",
+        ",".join(args.without),
+    ]
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
     _, status, usage = os.wait4(proc.pid, 0)
@@ -224,8 +296,11 @@ def _child(stage: str, work: Path, args: argparse.Namespace) -> dict:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"stage {stage} failed (exit {proc.returncode}); rerun it alone: {' '.join(cmd)}")
-    return {"seconds": round(seconds, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
-            "result": json.loads(result_file.read_text())}
+    return {
+        "seconds": round(seconds, 2),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "result": json.loads(result_file.read_text()),
+    }
 
 
 def counts(warehouse: Path) -> dict[str, int]:
@@ -240,9 +315,18 @@ def counts(warehouse: Path) -> dict[str, int]:
         con.close()
 
 
-def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, boot: int = 200,
-                  marts: str = MARTS, stages: tuple[str, ...] = STAGES, llm: bool = True,
-                  without: tuple[str, ...] = ()) -> dict:
+def run_benchmark(
+    work: Path,
+    docs: int,
+    queries: int = 470,
+    *,
+    seed: int = 0,
+    boot: int = 200,
+    marts: str = MARTS,
+    stages: tuple[str, ...] = STAGES,
+    llm: bool = True,
+    without: tuple[str, ...] = (),
+) -> dict:
     """Every stage in its own child process, in order, on a fresh ``work`` folder; returns the JSON dict.
     ``marts``: the dbt selection of the marts stage (a test builds fewer nodes); ``llm``: run the LLM
     strategies through the scripted server. The warehouse of an earlier run in ``work`` is deleted with its
@@ -254,14 +338,24 @@ def run_benchmark(work: Path, docs: int, queries: int = 470, *, seed: int = 0, b
         (work / old).unlink(missing_ok=True)
     shutil.rmtree(work / "scale.duckdb.ann", ignore_errors=True)
     args = argparse.Namespace(docs=docs, queries=queries, seed=seed, boot=boot, marts=marts, llm=llm, without=without)
-    out: dict = {"embedder": "hash-standin-384 (labelled stand-in: no model, nothing here is a result)",
-                 "tokenizer": "all-MiniLM-L6-v2", "docs": docs, "queries": queries, "seed": seed, "boot": boot, "marts": marts,
-                 "strategies": list(_settings(llm, without).strategies), "dense": "hnsw",
-                 "left_out": list(without),
-                 "llm": f"{'scripted loopback server (benchmarks/scale_llm.py): not a model' if llm else 'none'}",
-                 "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included; "
-                             "the scripted LLM server is a process of its own, not counted",
-                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "stages": {}, "results": {}}
+    out: dict = {
+        "embedder": "hash-standin-384 (labelled stand-in: no model, nothing here is a result)",
+        "tokenizer": "all-MiniLM-L6-v2",
+        "docs": docs,
+        "queries": queries,
+        "seed": seed,
+        "boot": boot,
+        "marts": marts,
+        "strategies": list(_settings(llm, without).strategies),
+        "dense": "hnsw",
+        "left_out": list(without),
+        "llm": f"{'scripted loopback server (benchmarks/scale_llm.py): not a model' if llm else 'none'}",
+        "peak_rss": "per stage: the stage's own child process (ru_maxrss via os.wait4), imports included; "
+        "the scripted LLM server is a process of its own, not counted",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "stages": {},
+        "results": {},
+    }
     for stage in stages:
         run = _child(stage, work, args)
         out["stages"][stage] = {"seconds": run["seconds"], "peak_rss_mib": run["peak_rss_mib"]}
@@ -280,10 +374,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--boot", type=int, default=200, help="bootstrap replicates of the marts")
     ap.add_argument("--marts", default=MARTS, help="dbt selection of the marts stage")
-    ap.add_argument("--llm", action=argparse.BooleanOptionalAction, default=True,
-                    help="the LLM strategies through the scripted loopback server (default: on)")
-    ap.add_argument("--without", type=parse_without, default=(), metavar="S[,S...]",
-                    help="leave these strategies out (a departure from the protocol: S1-ann4 builds 9 of the 12 graphs)")
+    ap.add_argument(
+        "--llm",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the LLM strategies through the scripted loopback server (default: on)",
+    )
+    ap.add_argument(
+        "--without",
+        type=parse_without,
+        default=(),
+        metavar="S[,S...]",
+        help="leave these strategies out (a departure from the protocol: S1-ann4 builds 9 of the 12 graphs)",
+    )
     ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)  # internal: one stage in this process
     args = ap.parse_args()
     work = args.workdir or Path(f"/tmp/bench_scale_{args.docs}")
@@ -293,8 +396,16 @@ def main() -> None:
         return
     if args.out is None:
         ap.error("--out is required")
-    out = run_benchmark(work, args.docs, args.queries, seed=args.seed, boot=args.boot, marts=args.marts, llm=args.llm,
-                        without=args.without)
+    out = run_benchmark(
+        work,
+        args.docs,
+        args.queries,
+        seed=args.seed,
+        boot=args.boot,
+        marts=args.marts,
+        llm=args.llm,
+        without=args.without,
+    )
     args.out.write_text(json.dumps(out, indent=1))
     print(f"wrote {args.out}")
 

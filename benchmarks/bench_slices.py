@@ -18,6 +18,7 @@ WAREHOUSE is a warehouse a chunking ``ragwh run`` built (the CPU experiment on t
 topic_bucket, doc_length; no gold tree, so no gold_depth). Prints the slice counts (contrasts x cells x labels x values, Holm families, heterogeneity tests). The target
 is the figure ``benchmarks/README.md`` records: <= 15 s added to the evaluation build on 2 cores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,8 @@ import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
-from dbt_timing import TWO_THREADS, timed_build  # noqa: E402
-
 import duckdb  # noqa: E402
+from dbt_timing import TWO_THREADS, timed_build  # noqa: E402
 
 SLICE_NODES = "int_query_labels contrast_slices"
 
@@ -51,15 +51,21 @@ def main() -> None:
         shutil.copyfile(args.warehouse, wh)
     for i in range(args.repeat):
         build = timed_build(["build", "--select", SLICE_NODES], wh, target, env=TWO_THREADS)
-        print(f"run {i + 1}: slice nodes (models + tests) {build.wall_s:.1f} s wall, CPU {build.cpu_s:.1f} s, peak RSS "
-              f"{build.peak_kib / 2**20:.2f} GiB, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(
+            f"run {i + 1}: slice nodes (models + tests) {build.wall_s:.1f} s wall, CPU {build.cpu_s:.1f} s, peak RSS "
+            f"{build.peak_kib / 2**20:.2f} GiB, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
         print("  nodes: " + build.slowest(12))
     for i in range(args.repeat):
-        without = timed_build(["build", "--select", "tag:evaluation", "--exclude", SLICE_NODES], wh, target, env=TWO_THREADS)
+        without = timed_build(
+            ["build", "--select", "tag:evaluation", "--exclude", SLICE_NODES], wh, target, env=TWO_THREADS
+        )
         with_ = timed_build(["build", "--select", "tag:evaluation"], wh, target, env=TWO_THREADS)
-        print(f"evaluation build {i + 1}: without the slices {without.wall_s:.1f} s wall (CPU {without.cpu_s:.1f} s), "
-              f"with them {with_.wall_s:.1f} s (CPU {with_.cpu_s:.1f} s): +{with_.wall_s - without.wall_s:.1f} s wall, "
-              f"+{with_.cpu_s - without.cpu_s:.1f} CPU-s; load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"evaluation build {i + 1}: without the slices {without.wall_s:.1f} s wall (CPU {without.cpu_s:.1f} s), "
+            f"with them {with_.wall_s:.1f} s (CPU {with_.cpu_s:.1f} s): +{with_.wall_s - without.wall_s:.1f} s wall, "
+            f"+{with_.cpu_s - without.cpu_s:.1f} CPU-s; load average {os.getloadavg()[0]:.1f}"
+        )
     con = duckdb.connect(str(wh), read_only=True)
     (n_rows, n_labels, n_cells, n_families, n_tests, n_boot) = con.execute("""
         SELECT count(*), count(DISTINCT label), count(DISTINCT (contrast, corpus, embedder, control_embedder, reranker, metric)),
@@ -69,14 +75,17 @@ def main() -> None:
         FROM contrast_slices""").fetchone()
     labels = con.execute("SELECT label, count(DISTINCT value) FROM contrast_slices GROUP BY 1 ORDER BY 1").fetchall()
     con.close()
-    print(f"contrast_slices: {n_rows:,} slices (B = {n_boot:,}) over {n_cells} contrast x cells, {n_labels} labels "
-          f"({', '.join(f'{l}: {n} values' for l, n in labels)}); {n_families} Holm families, {n_tests} heterogeneity tests")
+    print(
+        f"contrast_slices: {n_rows:,} slices (B = {n_boot:,}) over {n_cells} contrast x cells, {n_labels} labels "
+        f"({', '.join(f'{l}: {n} values' for l, n in labels)}); {n_families} Holm families, {n_tests} heterogeneity tests"
+    )
 
 
 def _synthetic(wh: Path, target: Path) -> None:
     import json
 
     from dbt_timing import dbt
+
     from tests.fixtures.synthetic_evaluation import Scale, load_synthetic
     from warehouse.db import connect
 
@@ -88,8 +97,10 @@ def _synthetic(wh: Path, target: Path) -> None:
     dbt(["seed"], wh, target)
     dbt(["build", "--select", "+tag:evaluation", "--vars", variables], wh, target, env=TWO_THREADS)
     con = connect(wh)  # the settings a run stores, so the timed builds below read them as after `ragwh run`
-    con.execute("INSERT INTO experiment_settings VALUES ('bootstrap_b', '10000', 'chunking', 1), "
-                "('primary_embedder', '\"all-MiniLM-L6-v2\"', 'chunking', 1)")
+    con.execute(
+        "INSERT INTO experiment_settings VALUES ('bootstrap_b', '10000', 'chunking', 1), "
+        "('primary_embedder', '\"all-MiniLM-L6-v2\"', 'chunking', 1)"
+    )
     con.close()
 
 

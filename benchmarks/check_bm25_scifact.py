@@ -15,6 +15,7 @@ Published (nDCG@10, SciFact test):
 
     PYTHONPATH=. .venv/bin/python benchmarks/check_bm25_scifact.py --warehouse /tmp/scifact.duckdb
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,25 +26,31 @@ from ranx import Qrels, Run, evaluate
 
 from warehouse.db import connect
 
-PUBLISHED = {"BEIR paper BM25 (Elasticsearch, multifield)": 0.665, "Anserini BM25 flat": 0.6789,
-             "Anserini BM25 multifield": 0.6647, "MTEB all-MiniLM-L6-v2": 0.6451}
+PUBLISHED = {
+    "BEIR paper BM25 (Elasticsearch, multifield)": 0.665,
+    "Anserini BM25 flat": 0.6789,
+    "Anserini BM25 multifield": 0.6647,
+    "MTEB all-MiniLM-L6-v2": 0.6451,
+}
 
 
 def run_of(con, corpus: str, system: str) -> dict[str, dict[str, float]]:
     run: dict[str, dict[str, float]] = {}
     for q, doc, score in con.execute(
-            """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN int_condition_texts ct
+        """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN int_condition_texts ct
                ON ct.condition = r.condition AND ct.corpus = r.corpus AND ct.chunk_id = r.chunk_id
                WHERE r.corpus = ? AND r.condition = 'DOC' AND r.embedder = ? AND r.reranker = 'none'""",
-            [corpus, system]).fetchall():
+        [corpus, system],
+    ).fetchall():
         run.setdefault(q, {})[doc] = score
     return run
 
 
 def qrels_of(con, corpus: str) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
-    for q, d, rel in con.execute("SELECT query_id, doc_id, relevance FROM qrels WHERE starts_with(query_id, ?)",
-                                 [corpus + "/"]).fetchall():
+    for q, d, rel in con.execute(
+        "SELECT query_id, doc_id, relevance FROM qrels WHERE starts_with(query_id, ?)", [corpus + "/"]
+    ).fetchall():
         qrels.setdefault(q, {})[d] = rel
     return qrels
 
@@ -56,8 +63,9 @@ def rank_bm25_agreement(con, corpus: str) -> dict:
     from ingest.retrieval.topk import topk_rows
 
     settings = BM25Settings(k1=1.2, b=0.75, method="robertson")
-    texts = con.execute("SELECT doc_id, text FROM int_condition_texts WHERE corpus = ? AND condition = 'DOC' "
-                        "ORDER BY doc_id", [corpus]).fetchall()
+    texts = con.execute(
+        "SELECT doc_id, text FROM int_condition_texts WHERE corpus = ? AND condition = 'DOC' ORDER BY doc_id", [corpus]
+    ).fetchall()
     queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
     docs = tokenize([t for _, t in texts], settings)
     qtok = tokenize([t for _, t in queries], settings)
@@ -76,10 +84,14 @@ def rank_bm25_agreement(con, corpus: str) -> dict:
     clean = [i for i, q in enumerate(qtok) if all(df.get(t, 0) < len(docs) / 2 for t in q)]
     top_ours, _ = topk_rows(ours[clean], 10)
     top_theirs, _ = topk_rows(theirs[clean], 10)
-    return {"queries": len(queries), "compared": len(clean),
-            "identical_top10": float(np.mean([(a == b).all() for a, b in zip(top_ours, top_theirs)])),
-            "max_abs_score_diff": float(np.abs(ours[clean] - theirs[clean]).max()),
-            "bm25s_s": ours_s, "rank_bm25_s": theirs_s}
+    return {
+        "queries": len(queries),
+        "compared": len(clean),
+        "identical_top10": float(np.mean([(a == b).all() for a, b in zip(top_ours, top_theirs)])),
+        "max_abs_score_diff": float(np.abs(ours[clean] - theirs[clean]).max()),
+        "bm25s_s": ours_s,
+        "rank_bm25_s": theirs_s,
+    }
 
 
 def main() -> None:
@@ -89,17 +101,26 @@ def main() -> None:
     args = parser.parse_args()
     con = connect(args.warehouse, read_only=True)
     qrels = qrels_of(con, args.corpus)
-    systems = con.execute("SELECT embedder, coalesce(system_kind, 'dense'), system_params FROM run_manifest "
-                          "WHERE corpus = ? AND condition = 'DOC' AND reranker = 'none' ORDER BY 1", [args.corpus]).fetchall()
+    systems = con.execute(
+        "SELECT embedder, coalesce(system_kind, 'dense'), system_params FROM run_manifest "
+        "WHERE corpus = ? AND condition = 'DOC' AND reranker = 'none' ORDER BY 1",
+        [args.corpus],
+    ).fetchall()
     print("| system | kind | nDCG@10 (ranx) | nDCG@10 (condition_means) | queries |")
     print("|---|---|---:|---:|---:|")
     for system, kind, _ in systems:
         run = {q: d for q, d in run_of(con, args.corpus, system).items() if q in qrels}
         score = float(evaluate(Qrels(qrels), Run(run), "ndcg@10"))
-        mart = con.execute("SELECT mean_value FROM condition_means WHERE corpus = ? AND embedder = ? AND condition = 'DOC' "
-                           "AND metric = 'nDCG@10' AND reranker = 'none'", [args.corpus, system]).fetchone()
-        print(f"| {system} | {kind} | {score:.4f} | {mart[0]:.4f} | {len(run)} |" if mart else
-              f"| {system} | {kind} | {score:.4f} | - | {len(run)} |")
+        mart = con.execute(
+            "SELECT mean_value FROM condition_means WHERE corpus = ? AND embedder = ? AND condition = 'DOC' "
+            "AND metric = 'nDCG@10' AND reranker = 'none'",
+            [args.corpus, system],
+        ).fetchone()
+        print(
+            f"| {system} | {kind} | {score:.4f} | {mart[0]:.4f} | {len(run)} |"
+            if mart
+            else f"| {system} | {kind} | {score:.4f} | - | {len(run)} |"
+        )
     for name, value in PUBLISHED.items():
         print(f"| published: {name} | | {value:.4f} | | 300 |")
     for system, kind, params in systems:

@@ -13,6 +13,7 @@ prefix), so a run's chunk maps to its ``doc_id``; qrels are the corpus's ``qrels
 
     .venv/bin/python benchmarks/check_scifact.py --warehouse /tmp/x.duckdb
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,9 @@ from warehouse.db import connect
 
 def ndcg10(con, run: dict[str, dict[str, float]], corpus: str) -> float:
     qrels: dict[str, dict[str, int]] = {}
-    for q, d, rel in con.execute("SELECT query_id, doc_id, relevance FROM qrels WHERE starts_with(query_id, ?)",
-                                 [corpus + "/"]).fetchall():
+    for q, d, rel in con.execute(
+        "SELECT query_id, doc_id, relevance FROM qrels WHERE starts_with(query_id, ?)", [corpus + "/"]
+    ).fetchall():
         qrels.setdefault(q, {})[d] = rel
     run = {q: docs for q, docs in run.items() if q in qrels}
     return float(evaluate(Qrels(qrels), Run(run), "ndcg@10"))
@@ -36,8 +38,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--corpus", default="scifact")
-    parser.add_argument("--embedder", action="append", default=None,
-                        help="stored embedder name (repeatable; default all-MiniLM-L6-v2 as fp32)")
+    parser.add_argument(
+        "--embedder",
+        action="append",
+        default=None,
+        help="stored embedder name (repeatable; default all-MiniLM-L6-v2 as fp32)",
+    )
     parser.add_argument("--min", type=float, default=None, help="exit 1 when an nDCG@10 is below this (e.g. 0.645)")
     args = parser.parse_args()
     con = connect(args.warehouse, read_only=True)
@@ -46,10 +52,11 @@ def main() -> None:
         name = resolve_embedder(embedder).name
         run: dict[str, dict[str, float]] = {}
         for q, doc, score in con.execute(
-                """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN int_condition_texts ct
+            """SELECT r.query_id, ct.doc_id, r.score FROM runs r JOIN int_condition_texts ct
                    ON ct.condition = r.condition AND ct.corpus = r.corpus AND ct.chunk_id = r.chunk_id
                    WHERE r.corpus = ? AND r.condition = 'DOC' AND r.embedder = ? AND r.reranker = 'none'""",
-                [args.corpus, name]).fetchall():
+            [args.corpus, name],
+        ).fetchall():
             run.setdefault(q, {})[doc] = score
         scores.append(ndcg10(con, run, args.corpus))
         print(f"DOC ({name}, title + ' ' + text as BEIR embeds it): nDCG@10 = {scores[-1]:.5f} over {len(run)} queries")

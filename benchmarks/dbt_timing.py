@@ -5,6 +5,7 @@
 reads the child's CPU time (user + system, all threads) and peak RSS from ``getrusage(RUSAGE_CHILDREN)``
 and the per-node times from ``run_results.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,22 @@ def dbt(args: list[str], warehouse: Path, target: Path, env: dict[str, str] | No
     """Wall seconds of ``dbt ARGS --quiet`` on ``warehouse`` (extra environment ``env``)."""
     full_env = {**os.environ, **(env or {}), "RAGWH_WAREHOUSE": str(warehouse)}
     t = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "dbt"), *args, "--quiet", "--target-path", str(target),
-                    "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)],
-                   env=full_env, check=True, cwd=PROJECT_ROOT)
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "dbt"),
+            *args,
+            "--quiet",
+            "--target-path",
+            str(target),
+            "--project-dir",
+            str(PROJECT_ROOT),
+            "--profiles-dir",
+            str(PROJECT_ROOT),
+        ],
+        env=full_env,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
     return time.perf_counter() - t
 
 
@@ -42,8 +56,10 @@ class Build:
 
     def slowest(self, n: int = 8) -> str:
         slow = sorted(((r["execution_time"], r["unique_id"].split(".")[-1]) for r in self.timings), reverse=True)[:n]
-        return (", ".join(f"{name} {s:.1f}s" for s, name in slow)
-                + f"; all nodes {sum(r['execution_time'] for r in self.timings):.1f} s")
+        return (
+            ", ".join(f"{name} {s:.1f}s" for s, name in slow)
+            + f"; all nodes {sum(r['execution_time'] for r in self.timings):.1f} s"
+        )
 
 
 def timed_build(args: list[str], warehouse: Path, target: Path, env: dict[str, str] | None = None) -> Build:

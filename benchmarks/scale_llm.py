@@ -18,6 +18,7 @@ question nor unrelated to it and most pass the cosine band:
 
 Every ``llm_calls`` row carries the model name :data:`MODEL`, so nothing it produces can pass for a result.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,13 @@ import numpy as np
 MODEL = "scripted-scale-server (not a model)"
 _N = re.compile(r"\bin (\d+) different ways|\bWrite (\d+) ")  # S3's "in $n different ways", S2's "Write $n ..."
 #: (strategy, marker): the prompt a request carries (ingest/llm/prompts/rewrite_*.txt, every version)
-KINDS = (("S2", "sibling questions"), ("S3", "different ways"), ("S4", "comparison question"),
-         ("HyDE", "to answer the question"), ("Q2D", "answers the given query"))
+KINDS = (
+    ("S2", "sibling questions"),
+    ("S3", "different ways"),
+    ("S4", "comparison question"),
+    ("HyDE", "to answer the question"),
+    ("Q2D", "answers the given query"),
+)
 
 
 class ScriptedAnswers:
@@ -73,15 +79,22 @@ class ScriptedServer:
         import selectors
 
         root = Path(__file__).resolve().parent.parent
-        self._proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_llm", "--seed", str(seed)], cwd=root,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.scale_llm", "--seed", str(seed)],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         with selectors.DefaultSelector() as sel:  # its first line, or give up after start_timeout_s
             sel.register(self._proc.stdout, selectors.EVENT_READ)
             line = self._proc.stdout.readline().strip() if sel.select(start_timeout_s) else ""
         if not line.startswith("http://"):
             self._stop(kill=True)
-            raise RuntimeError(f"the scripted server did not start within {start_timeout_s:g} s (it printed {line!r}); "
-                               f"run it alone to see why: python -m benchmarks.scale_llm --seed {seed}")
+            raise RuntimeError(
+                f"the scripted server did not start within {start_timeout_s:g} s (it printed {line!r}); "
+                f"run it alone to see why: python -m benchmarks.scale_llm --seed {seed}"
+            )
         self.base_url = line
         self.n_requests: int | None = None
 

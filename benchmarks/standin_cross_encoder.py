@@ -11,6 +11,7 @@ pipeline does with a cross-encoder's scale (rerank order, max-merging of texts s
 ``rewriting.rerank_with``), never how well anything ranks. Keep "standin" in the directory name: the
 warehouse records the reranker by its absolute path, which then labels every row it scored.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """ragwh: the experiment layer (configs, the resumable pipelines, report, export, fetch) and the CLI."""
+
 from importlib import metadata as _metadata
 
 try:

@@ -12,6 +12,7 @@ The file is opened read-only (several notebooks may read it while nothing writes
 while it runs). ``table`` takes only the names of the warehouse's tables and views (:meth:`Warehouse.tables`);
 filters are bound parameters, never pasted into SQL.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,12 @@ class Warehouse:
     # -- what is there -------------------------------------------------------------------------------------
     def tables(self) -> list[str]:
         """The names of the warehouse's tables and views (marts, intermediate and staging models, base tables)."""
-        return [r[0] for r in self._con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name").fetchall()]
+        return [
+            r[0]
+            for r in self._con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name"
+            ).fetchall()
+        ]
 
     @property
     def experiments(self) -> pl.DataFrame:
@@ -68,13 +73,16 @@ class Warehouse:
         rows whose columns equal the keyword arguments: ``wh.table("query_metrics", metric="cov-nDCG@10")``."""
         known = self.tables()
         if name not in known:
-            raise WarehouseError(f"{self.path}: no table or view {name!r} (the warehouse holds {len(known)}: "
-                                 "see Warehouse.tables(); run `ragwh run` to build the marts)")
+            raise WarehouseError(
+                f"{self.path}: no table or view {name!r} (the warehouse holds {len(known)}: "
+                "see Warehouse.tables(); run `ragwh run` to build the marts)"
+            )
         columns = set(self.sql(f'SELECT * FROM "{name}" LIMIT 0').columns)
         unknown = sorted(set(equals) - columns)
         if unknown:
-            raise WarehouseError(f"{self.path}: table {name!r} has no column {unknown[0]!r} "
-                                 f"(columns: {', '.join(sorted(columns))})")
+            raise WarehouseError(
+                f"{self.path}: table {name!r} has no column {unknown[0]!r} (columns: {', '.join(sorted(columns))})"
+            )
         where = " AND ".join(f'"{c}" = ${c}' for c in equals)
         return self.sql(f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else ""), equals or None)
 

@@ -1,4 +1,5 @@
 """The ``ragwh`` command line. Each area registers its commands from ``ragwh/commands/``."""
+
 from __future__ import annotations
 
 import copy
@@ -10,9 +11,10 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-
-WORKDIR_HELP = ("directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
-                "(default $RAGWH_WORKDIR, else the current directory)")
+WORKDIR_HELP = (
+    "directory for every output: warehouse/ragwh.duckdb, reports/, exports/, dbt's target/ and logs/ "
+    "(default $RAGWH_WORKDIR, else the current directory)"
+)
 
 
 def _set_workdir(ctx, param, value) -> None:
@@ -66,6 +68,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 
+
 def _version(value: bool) -> None:
     if value:
         from ragwh import __version__
@@ -77,7 +80,9 @@ def _version(value: bool) -> None:
 @app.callback()
 def _options(
     workdir: Optional[Path] = typer.Option(None, "--workdir", file_okay=False, help=WORKDIR_HELP),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="print the version and exit"),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
 ) -> None:
     """ragwarehouse: a DuckDB + dbt warehouse for controlled retrieval (RAG) experiments."""
     from warehouse.paths import WORKDIR_ENV

@@ -1,5 +1,6 @@
 """Shared fixtures: a fresh warehouse per test and the path of the shared real data; how the suite is spread
 over pytest-xdist workers, and a working directory of the session's own for the tool's outputs."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,8 @@ def xdist_scope(nodeid: str) -> str:
     parts = path.split("/")
     inner = parts[1:] if parts[:1] == ["tests"] else parts
     for folder in SHARED_FIXTURE_FOLDERS:
-        if tuple(inner[:len(folder)]) == folder and len(inner) > len(folder):
-            return "/".join(parts[:len(parts) - len(inner) + len(folder)])
+        if tuple(inner[: len(folder)]) == folder and len(inner) > len(folder):
+            return "/".join(parts[: len(parts) - len(inner) + len(folder)])
     return path
 
 
@@ -38,12 +39,19 @@ SCOPE_SECONDS_KEY = "ragwh/xdist_scope_seconds"
 #: cache: xdist hands out the scopes with the most tests first, so the slowest files, which hold one or two tests,
 #: came last and one worker ran them alone at the end while the other idled
 SLOW_SCOPES = {
-    "tests/reliability": 500, "tests/ragwh/experiment/test_demo_llm.py": 250, "tests/test_e2e_cpu.py": 130,
-    "tests/models/rewriting": 125, "tests/ingest/retrieval/test_ray_engine.py": 115,
-    "tests/ingest/llm/test_transformers_local.py": 100, "tests/ragwh/experiment/test_rewriting_pipeline.py": 85,
-    "tests/ingest/llm/test_ray_generate.py": 70, "tests/udfs/test_evaluation_dbt.py": 70,
-    "tests/ingest/rewriting/test_ray_stage.py": 60, "tests/ragwh/experiment/test_demo_rewriting.py": 60,
-    "tests/ingest/chunking/test_sentence_windows.py": 50, "tests/ingest/llm/test_transformers_cli.py": 45,
+    "tests/reliability": 500,
+    "tests/ragwh/experiment/test_demo_llm.py": 250,
+    "tests/test_e2e_cpu.py": 130,
+    "tests/models/rewriting": 125,
+    "tests/ingest/retrieval/test_ray_engine.py": 115,
+    "tests/ingest/llm/test_transformers_local.py": 100,
+    "tests/ragwh/experiment/test_rewriting_pipeline.py": 85,
+    "tests/ingest/llm/test_ray_generate.py": 70,
+    "tests/udfs/test_evaluation_dbt.py": 70,
+    "tests/ingest/rewriting/test_ray_stage.py": 60,
+    "tests/ragwh/experiment/test_demo_rewriting.py": 60,
+    "tests/ingest/chunking/test_sentence_windows.py": 50,
+    "tests/ingest/llm/test_transformers_cli.py": 45,
 }
 
 
@@ -51,8 +59,10 @@ def scope_order(scopes: list[str], seconds: dict[str, float]) -> list[str]:
     """``scopes`` (in xdist's order: most tests first) longest first, by ``seconds`` (the last run's) or else
     :data:`SLOW_SCOPES`; scopes known to neither keep xdist's order after them. Longest first: the workers
     finish together instead of one waiting on the other's last long file."""
+
     def estimate(scope: str) -> float:
         return seconds.get(scope, SLOW_SCOPES.get(scope, 0.0))
+
     return sorted(scopes, key=lambda scope: -estimate(scope))
 
 

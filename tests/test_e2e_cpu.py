@@ -1,5 +1,6 @@
 """End to end: the CPU experiment on 10 shared QASPER papers through ``ragwh run``, then a no-op rerun,
 the marts, the report and a TREC export re-scored with ranx."""
+
 from __future__ import annotations
 
 import re
@@ -50,7 +51,8 @@ def test_cpu_experiment_on_qasper_papers(shared_data, tmp_path, monkeypatch):
         assert n_queries > 0 and all(n == n_queries for _, n in per_condition), (n_queries, per_condition)
         primary = con.execute(
             "SELECT contrast, n_queries, mean_delta, ci_low, ci_high, p_value, p_holm FROM contrasts "
-            "WHERE is_primary ORDER BY contrast").fetchall()
+            "WHERE is_primary ORDER BY contrast"
+        ).fetchall()
         assert [r[0] for r in primary] == ["C2", "C3", "C4"]
         for contrast, n, mean, lo, hi, p, p_holm in primary:
             assert n == n_queries and lo <= mean <= hi and 0 <= p <= p_holm <= 1, contrast
@@ -60,12 +62,13 @@ def test_cpu_experiment_on_qasper_papers(shared_data, tmp_path, monkeypatch):
 
     page = report.read_text(encoding="utf-8")
     start = page.index('<section id="slices">')
-    slices, rest = page[start:page.index("</section>", start)], page[:start] + page[page.index("</section>", start):]
+    slices, rest = page[start : page.index("</section>", start)], page[:start] + page[page.index("</section>", start) :]
     assert rest.count("<img") == 5 and "★ C2" in rest and "not run" in rest  # forest, dose, budget, funnel, sizes
     # the slices section: one forest plot per primary contrast and label
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        pairs = con.execute("SELECT count(DISTINCT (contrast, label)) FROM contrast_slices WHERE is_primary_cell"
-                            ).fetchone()[0]
+        pairs = con.execute(
+            "SELECT count(DISTINCT (contrast, label)) FROM contrast_slices WHERE is_primary_cell"
+        ).fetchone()[0]
     assert pairs >= 3 * 3 and slices.count("<img") == pairs
     assert 'src="http' not in page  # self-contained
 
@@ -84,7 +87,7 @@ def test_cpu_experiment_on_qasper_papers(shared_data, tmp_path, monkeypatch):
     out = tmp_path / "trec"
     con = duckdb.connect(str(warehouse), read_only=True)
     try:  # the experiment ran two systems over G3 (MiniLM and BM25): export the dense one
-        (dense,), = con.execute("SELECT DISTINCT embedder FROM run_manifest WHERE system_kind = 'dense'").fetchall()
+        ((dense,),) = con.execute("SELECT DISTINCT embedder FROM run_manifest WHERE system_kind = 'dense'").fetchall()
     finally:
         con.close()
     exported = runner.invoke(app, ["export", "trec", "--condition", "G3", "--embedder", dense, "--out", str(out)])
@@ -94,8 +97,12 @@ def test_cpu_experiment_on_qasper_papers(shared_data, tmp_path, monkeypatch):
     qrels = Qrels.from_file(str(binary), kind="trec")
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        mart = dict(con.execute("SELECT query_id, value FROM query_metrics WHERE condition = 'G3' AND metric = 'nDCG@10' AND embedder = ?",
-            [dense]).fetchall())
+        mart = dict(
+            con.execute(
+                "SELECT query_id, value FROM query_metrics WHERE condition = 'G3' AND metric = 'nDCG@10' AND embedder = ?",
+                [dense],
+            ).fetchall()
+        )
     finally:
         con.close()
     scored = {q: mart[q] for q in qrels.keys()}

@@ -1,5 +1,6 @@
 """The cores this process may use: what a kernel or a stage that splits its work over threads sizes itself by
 (the ensemble kernel's dbt model, the rewriting stage's HNSW graph builds)."""
+
 from __future__ import annotations
 
 import os

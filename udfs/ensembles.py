@@ -15,6 +15,7 @@ plus O(T · D · M) to rank (T relevant documents, D documents of the largest gr
 documents over all groups. At the paper's scale (22,416 groups, 1.9M documents, 63 subsets, 4 rules)
 about 4 CPU-seconds.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -43,9 +44,18 @@ def members_of(masks: np.ndarray, n_runs: int) -> np.ndarray:
     return ((masks[:, None] >> np.arange(n_runs)[None, :]) & 1).astype(bool)
 
 
-def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarray, cell_mask: np.ndarray,
-                     masks: np.ndarray, rules: tuple[str, ...] = tuple(RULES), k: int = 10, rrf_k: int = 60,
-                     chunk_items: int = 4096, workers: int = 1) -> dict[str, np.ndarray]:
+def ensemble_metrics(
+    stack: RunStack,
+    relevant: np.ndarray,
+    n_relevant: np.ndarray,
+    cell_mask: np.ndarray,
+    masks: np.ndarray,
+    rules: tuple[str, ...] = tuple(RULES),
+    k: int = 10,
+    rrf_k: int = 60,
+    chunk_items: int = 4096,
+    workers: int = 1,
+) -> dict[str, np.ndarray]:
     """Metrics of every (group, rule, subset) with the subset inside the group's ``cell_mask``, computed
     in (rule, chunk of groups) pieces by ``workers`` threads.
 
@@ -67,15 +77,20 @@ def ensemble_metrics(stack: RunStack, relevant: np.ndarray, n_relevant: np.ndarr
     def piece(ri: int, g0: int, g1: int) -> tuple[np.ndarray, ...]:
         what, fn = RULES[rules[ri]]
         a, b = stack.offsets[g0], stack.offsets[g1]
-        offsets = stack.offsets[g0:g1 + 1] - a
+        offsets = stack.offsets[g0 : g1 + 1] - a
         values = inputs[what][a:b]
         fused = fn(values, members, rrf_k) if rules[ri] == "rrf" else fn(values, members)
         targets = np.flatnonzero(relevant[a:b])
         ranks = ranks_of(fused, offsets, targets)
         row = np.searchsorted(offsets, targets, side="right") - 1
         scores = metrics_from_ranks(ranks, row, n_relevant[g0:g1], k)
-        gi, mi = np.nonzero((allowed_masks & ~cell_mask[g0:g1, None]) == 0)   # (Gc, M) allowed subsets
-        return (gi + g0, np.full(len(gi), ri, dtype=np.int64), masks[mi], *(scores[name][gi, mi] for name in score_keys))
+        gi, mi = np.nonzero((allowed_masks & ~cell_mask[g0:g1, None]) == 0)  # (Gc, M) allowed subsets
+        return (
+            gi + g0,
+            np.full(len(gi), ri, dtype=np.int64),
+            masks[mi],
+            *(scores[name][gi, mi] for name in score_keys),
+        )
 
     tasks = [(ri, g0, g1) for ri in range(len(rules)) for g0, g1 in _chunks(stack.offsets, chunk_items)]
     # the pieces are independent (NumPy releases the GIL in their array work) and are joined in task
@@ -103,8 +118,9 @@ def _stack_from(runs: pa.Table, n_groups: int, n_runs: int) -> RunStack:
     return stack_runs(col("group_id"), runs.column("doc_id"), col("bit"), col("rank"), col("score"), n_groups, n_runs)
 
 
-def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: int, k: int = 10,
-                   rrf_k: int = 60, workers: int = 1) -> pa.Table:
+def ensemble_table(
+    runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: int, k: int = 10, rrf_k: int = 60, workers: int = 1
+) -> pa.Table:
     """The dbt model's table: ``runs`` (group_id, doc_id, bit, rank, score, relevant) sorted by
     (group_id, doc_id, bit); ``groups`` (group_id = 0..G-1 in order, n_relevant, cell_mask) ->
     (group_id, rule, subset_mask, hit, recall, ndcg, mrr)."""
@@ -113,19 +129,30 @@ def ensemble_table(runs: pa.Table, groups: pa.Table, masks: np.ndarray, n_runs: 
         raise ValueError("groups must be numbered 0..G-1 in order")
     stack = _stack_from(runs, n_groups, n_runs)
     relevant = runs.column("relevant").to_numpy(zero_copy_only=False)[stack.first_row].astype(bool)
-    res = ensemble_metrics(stack, relevant, groups.column("n_relevant").to_numpy(), groups.column("cell_mask").to_numpy(),
-                           masks, k=k, rrf_k=rrf_k, workers=workers)
+    res = ensemble_metrics(
+        stack,
+        relevant,
+        groups.column("n_relevant").to_numpy(),
+        groups.column("cell_mask").to_numpy(),
+        masks,
+        k=k,
+        rrf_k=rrf_k,
+        workers=workers,
+    )
     rules = pa.array(list(RULES))
-    return pa.table({
-        "group_id": pa.array(res["group"].astype(np.int32)),
-        "rule": pa.DictionaryArray.from_arrays(pa.array(res["rule"].astype(np.int8)), rules),
-        "subset_mask": pa.array(res["mask"].astype(np.int16)),
-        **{c: pa.array(res[c]) for c in METRIC_COLUMNS},
-    })
+    return pa.table(
+        {
+            "group_id": pa.array(res["group"].astype(np.int32)),
+            "rule": pa.DictionaryArray.from_arrays(pa.array(res["rule"].astype(np.int8)), rules),
+            "subset_mask": pa.array(res["mask"].astype(np.int16)),
+            **{c: pa.array(res[c]) for c in METRIC_COLUMNS},
+        }
+    )
 
 
-def merge_table(runs: pa.Table, n_groups: int, base_bit: int, helper_bits: list[int], n_runs: int,
-                k: int = 10) -> pa.Table:
+def merge_table(
+    runs: pa.Table, n_groups: int, base_bit: int, helper_bits: list[int], n_runs: int, k: int = 10
+) -> pa.Table:
     """Top-k lists of the max-score union of the base run and each helper (comb_max; ties by doc_id):
     (group_id, helper_bit, rank, doc_id, score), sorted by helper, group, rank."""
     stack = _stack_from(runs, n_groups, n_runs)
@@ -137,6 +164,12 @@ def merge_table(runs: pa.Table, n_groups: int, base_bit: int, helper_bits: list[
         rows, rank = top_k(fused[:, j], stack.offsets, k)
         parts.append((np.full(len(rows), h), group[rows], rank, rows, fused[rows, j]))
     cat = lambda i, dtype: np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0, dtype)
-    return pa.table({"group_id": pa.array(cat(1, np.int32)), "helper_bit": pa.array(cat(0, np.int16)),
-                     "rank": pa.array(cat(2, np.int32)), "doc_id": stack.keys.take(pa.array(cat(3, np.int64))),
-                     "score": pa.array(cat(4, np.float64))})
+    return pa.table(
+        {
+            "group_id": pa.array(cat(1, np.int32)),
+            "helper_bit": pa.array(cat(0, np.int16)),
+            "rank": pa.array(cat(2, np.int32)),
+            "doc_id": stack.keys.take(pa.array(cat(3, np.int64))),
+            "score": pa.array(cat(4, np.float64)),
+        }
+    )

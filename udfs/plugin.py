@@ -5,6 +5,7 @@ Enabled in ``profiles.yml``::
     plugins:
       - module: udfs.plugin
 """
+
 from __future__ import annotations
 
 from dbt.adapters.duckdb.plugins import BasePlugin

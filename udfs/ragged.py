@@ -4,6 +4,7 @@ A DuckDB ``LIST`` column arrives in a UDF as an Arrow ``ListArray``: one flat ``
 ``offsets`` such that row ``g`` holds ``values[offsets[g]:offsets[g+1]]``. Kernels never loop over
 rows in Python; they work on the flat buffers with group ids (``np.repeat``) instead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

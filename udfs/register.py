@@ -25,6 +25,7 @@ SQL name -> kernel
     squad_score(answer, golds) -> STRUCT(em, f1)                   udfs.metrics.squad.squad_scores (max over golds)
     squad_normalize(text)                                          udfs.metrics.squad.normalize_answer
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -34,23 +35,33 @@ import numpy as np
 import pyarrow as pa
 from duckdb.sqltypes import BIGINT, BOOLEAN, DOUBLE, VARCHAR
 
-from udfs.stats.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
-from udfs.stats.effects import cohens_dz_rows, mde
-from udfs.stats.heterogeneity import slice_heterogeneity_many
 from udfs.metrics.binary import mrr, ndcg_binary
 from udfs.metrics.cov_ndcg import cov_dcg, cov_idcg, cov_ndcg
 from udfs.metrics.doc_level import hit_at_k, mrr_at_k, ndcg_at_k, recall_at_k
 from udfs.metrics.span_recall import span_recall
 from udfs.metrics.squad import normalize_answer, squad_scores
 from udfs.metrics.token_budget import token_budget_coverage
-from udfs.stats.multiple import holm_families
 from udfs.ragged import as_ragged
+from udfs.stats.bootstrap import cluster_bootstrap_many, paired_bootstrap_many
+from udfs.stats.effects import cohens_dz_rows, mde
+from udfs.stats.heterogeneity import slice_heterogeneity_many
+from udfs.stats.multiple import holm_families
 
 _INTS = duckdb.list_type(BIGINT)
 _DOUBLES = duckdb.list_type(DOUBLE)
 _BOOLS = duckdb.list_type(BOOLEAN)
-_BOOTSTRAP = duckdb.struct_type({"estimate": DOUBLE, "ci_low": DOUBLE, "ci_high": DOUBLE, "p_value": DOUBLE,
-                                 "se": DOUBLE, "n": BIGINT, "n_clusters": BIGINT, "n_far": BIGINT})
+_BOOTSTRAP = duckdb.struct_type(
+    {
+        "estimate": DOUBLE,
+        "ci_low": DOUBLE,
+        "ci_high": DOUBLE,
+        "p_value": DOUBLE,
+        "se": DOUBLE,
+        "n": BIGINT,
+        "n_clusters": BIGINT,
+        "n_far": BIGINT,
+    }
+)
 
 
 def _const(arg, name: str) -> int:
@@ -118,9 +129,16 @@ def _binary_ndcg(rel, n_relevant, k):
     return _out(ndcg_binary(rel, n_relevant, _const(k, "k"))) if len(k) else _EMPTY
 
 
-_BOOTSTRAP_FIELDS = (("estimate", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()),
-                     ("p_value", pa.float64()), ("se", pa.float64()), ("n", pa.int64()), ("n_clusters", pa.int64()),
-                     ("n_far", pa.int64()))
+_BOOTSTRAP_FIELDS = (
+    ("estimate", pa.float64()),
+    ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()),
+    ("p_value", pa.float64()),
+    ("se", pa.float64()),
+    ("n", pa.int64()),
+    ("n_clusters", pa.int64()),
+    ("n_far", pa.int64()),
+)
 
 
 def _bootstrap(values, clusters, n_boot, seed):
@@ -130,28 +148,37 @@ def _bootstrap(values, clusters, n_boot, seed):
     c = clusters.combine_chunks() if isinstance(clusters, pa.ChunkedArray) else clusters
     labels = np.asarray(c.flatten().to_numpy(zero_copy_only=False), dtype=object)
     offsets = np.asarray(c.offsets, dtype=np.int64) - int(c.offsets[0].as_py())
-    rows = [(v.values[v.offsets[i]:v.offsets[i + 1]], labels[offsets[i]:offsets[i + 1]]) for i in range(v.n_rows)]
-    res = cluster_bootstrap_many([r[0] for r in rows], [r[1] for r in rows],
-                                 _const(n_boot, "n_boot"), _const(seed, "seed"))
-    return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _BOOTSTRAP_FIELDS],
-                                      names=[f for f, _ in _BOOTSTRAP_FIELDS])
+    rows = [(v.values[v.offsets[i] : v.offsets[i + 1]], labels[offsets[i] : offsets[i + 1]]) for i in range(v.n_rows)]
+    res = cluster_bootstrap_many(
+        [r[0] for r in rows], [r[1] for r in rows], _const(n_boot, "n_boot"), _const(seed, "seed")
+    )
+    return pa.StructArray.from_arrays(
+        [pa.array([getattr(r, f) for r in res], type=t) for f, t in _BOOTSTRAP_FIELDS],
+        names=[f for f, _ in _BOOTSTRAP_FIELDS],
+    )
 
 
 def _bootstrap_struct(res) -> pa.StructArray:
-    return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _BOOTSTRAP_FIELDS],
-                                      names=[f for f, _ in _BOOTSTRAP_FIELDS])
+    return pa.StructArray.from_arrays(
+        [pa.array([getattr(r, f) for r in res], type=t) for f, t in _BOOTSTRAP_FIELDS],
+        names=[f for f, _ in _BOOTSTRAP_FIELDS],
+    )
 
 
 def _paired_bootstrap(values, n_boot, seed):
     if not len(n_boot):
         return pa.array([], type=pa.struct(list(_BOOTSTRAP_FIELDS)))
     v = as_ragged(values, np.float64, "values")
-    rows = [v.values[v.offsets[i]:v.offsets[i + 1]] for i in range(v.n_rows)]
+    rows = [v.values[v.offsets[i] : v.offsets[i + 1]] for i in range(v.n_rows)]
     return _bootstrap_struct(paired_bootstrap_many(rows, _const(n_boot, "n_boot"), _const(seed, "seed")))
 
 
-_HETEROGENEITY_FIELDS = (("statistic", pa.float64()), ("p_value", pa.float64()), ("n_exceed", pa.int64()),
-                         ("n_slices", pa.int64()))
+_HETEROGENEITY_FIELDS = (
+    ("statistic", pa.float64()),
+    ("p_value", pa.float64()),
+    ("n_exceed", pa.int64()),
+    ("n_slices", pa.int64()),
+)
 
 
 def _list_rows(arr) -> list[np.ndarray]:
@@ -159,7 +186,7 @@ def _list_rows(arr) -> list[np.ndarray]:
     a = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     flat = np.asarray(a.flatten().to_numpy(zero_copy_only=False))
     offsets = np.asarray(a.offsets, dtype=np.int64) - int(a.offsets[0].as_py())
-    return [flat[offsets[i]:offsets[i + 1]] for i in range(len(a))]
+    return [flat[offsets[i] : offsets[i + 1]] for i in range(len(a))]
 
 
 def _heterogeneity(values, clusters, groups, n_boot, seed):
@@ -167,8 +194,10 @@ def _heterogeneity(values, clusters, groups, n_boot, seed):
         return pa.array([], type=pa.struct(list(_HETEROGENEITY_FIELDS)))
     b, s = _const(n_boot, "n_boot"), _const(seed, "seed")
     res = slice_heterogeneity_many(_list_rows(values), _list_rows(clusters), _list_rows(groups), b, s)
-    return pa.StructArray.from_arrays([pa.array([getattr(r, f) for r in res], type=t) for f, t in _HETEROGENEITY_FIELDS],
-                                      names=[f for f, _ in _HETEROGENEITY_FIELDS])
+    return pa.StructArray.from_arrays(
+        [pa.array([getattr(r, f) for r in res], type=t) for f, t in _HETEROGENEITY_FIELDS],
+        names=[f for f, _ in _HETEROGENEITY_FIELDS],
+    )
 
 
 def _strings(arr) -> list:
@@ -210,23 +239,32 @@ UDFS: dict[str, tuple[Callable, list, object]] = {
     "doc_mrr": (_doc_mrr, [_DOUBLES, BIGINT], DOUBLE),
     "cluster_bootstrap": (_bootstrap, [_DOUBLES, duckdb.list_type(VARCHAR), BIGINT, BIGINT], _BOOTSTRAP),
     "holm_adjust": (_holm, [_DOUBLES], _DOUBLES),
-    "slice_heterogeneity": (_heterogeneity, [_DOUBLES, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR), BIGINT, BIGINT],
-                            duckdb.struct_type({"statistic": DOUBLE, "p_value": DOUBLE, "n_exceed": BIGINT,
-                                                "n_slices": BIGINT})),
+    "slice_heterogeneity": (
+        _heterogeneity,
+        [_DOUBLES, duckdb.list_type(VARCHAR), duckdb.list_type(VARCHAR), BIGINT, BIGINT],
+        duckdb.struct_type({"statistic": DOUBLE, "p_value": DOUBLE, "n_exceed": BIGINT, "n_slices": BIGINT}),
+    ),
     "cohens_dz": (_cohens_dz, [_DOUBLES], DOUBLE),
     "mde": (_mde, [DOUBLE], DOUBLE),
     # query-rewriting study (arXiv 2609.05637)
     "paired_bootstrap": (_paired_bootstrap, [_DOUBLES, BIGINT, BIGINT], _BOOTSTRAP),
-    "squad_score": (_squad_score, [VARCHAR, duckdb.list_type(VARCHAR)], duckdb.struct_type({"em": DOUBLE, "f1": DOUBLE})),
+    "squad_score": (
+        _squad_score,
+        [VARCHAR, duckdb.list_type(VARCHAR)],
+        duckdb.struct_type({"em": DOUBLE, "f1": DOUBLE}),
+    ),
     "squad_normalize": (_squad_normalize, [VARCHAR], VARCHAR),
 }
 
 
 def register_all(con: duckdb.DuckDBPyConnection) -> None:
     """Register each kernel of :mod:`udfs` under its SQL name (idempotent per connection)."""
-    existing = {r[0] for r in con.execute(
-        "SELECT function_name FROM duckdb_functions() WHERE function_name IN "
-        f"({', '.join(repr(n) for n in UDFS)})").fetchall()}
+    existing = {
+        r[0]
+        for r in con.execute(
+            f"SELECT function_name FROM duckdb_functions() WHERE function_name IN ({', '.join(repr(n) for n in UDFS)})"
+        ).fetchall()
+    }
     for name, (fn, params, ret) in UDFS.items():
         if name in existing:
             continue

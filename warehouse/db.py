@@ -1,4 +1,5 @@
 """Connections to the warehouse and the one helper every loader uses to write atomically."""
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,9 @@ def open_error(path: Path, exc: Exception) -> WarehouseError:
     holder = re.search(r"Conflicting lock is held in .*?\(PID (\d+)\)", message)
     if "Could not set lock" in message:
         pid = f"PID {holder.group(1)}" if holder else "PID unknown"
-        return WarehouseError(f"warehouse {path} is in use by another process ({pid}): wait for it to finish, "
-                              f"or {NEXT_WAREHOUSE}")
+        return WarehouseError(
+            f"warehouse {path} is in use by another process ({pid}): wait for it to finish, or {NEXT_WAREHOUSE}"
+        )
     if "not a valid DuckDB database file" in message:
         return not_duckdb_error(path)
     if "database does not exist" in message:
@@ -39,8 +41,11 @@ def open_error(path: Path, exc: Exception) -> WarehouseError:
 
 
 #: What the OS says when a write cannot grow a file -> the cause a message names.
-WRITE_FAILURES = {"file too large": "file size limit", "no space left on device": "no space left on device",
-                  "disk quota exceeded": "disk quota exceeded"}
+WRITE_FAILURES = {
+    "file too large": "file size limit",
+    "no space left on device": "no space left on device",
+    "disk quota exceeded": "disk quota exceeded",
+}
 
 
 def write_failure(path: str | os.PathLike, exc: BaseException) -> WarehouseError | None:
@@ -52,10 +57,14 @@ def write_failure(path: str | os.PathLike, exc: BaseException) -> WarehouseError
         return None
     named = getattr(exc, "filename", None) or next(iter(re.findall(r'file "([^"]+)"', message)), None)
     if named and not str(named).startswith(str(path)):  # another file (a report, dbt's target, a spill file)
-        return WarehouseError(f"{named} could not be written ({cause}): free space (or raise the limit) and rerun the "
-                              "same command, which resumes where it stopped")
-    return WarehouseError(f"warehouse {path} could not be written ({cause}): what was committed is kept in "
-                          f"{path}.wal; free space (or raise the limit) and rerun the same command, which resumes there")
+        return WarehouseError(
+            f"{named} could not be written ({cause}): free space (or raise the limit) and rerun the "
+            "same command, which resumes where it stopped"
+        )
+    return WarehouseError(
+        f"warehouse {path} could not be written ({cause}): what was committed is kept in "
+        f"{path}.wal; free space (or raise the limit) and rerun the same command, which resumes there"
+    )
 
 
 def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
@@ -72,15 +81,19 @@ def checkpoint(con: duckdb.DuckDBPyConnection) -> None:
         if write_failure(path, exc) is None and "transaction" in str(exc).lower():
             return  # another connection's open transaction: DuckDB checkpoints after it (nothing is lost)
         raise write_failure(path, exc) or WarehouseError(
-            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: rerun the same command") from None
+            f"warehouse {path}: checkpoint failed: {_first_line(exc)}: rerun the same command"
+        ) from None
     except duckdb.Error as exc:
         raise write_failure(path, exc) or WarehouseError(
             f"warehouse {path}: checkpoint failed: {_first_line(exc)}: what was committed is kept in {path}.wal; "
-            "rerun the same command") from None
+            "rerun the same command"
+        ) from None
     wal = Path(f"{path}.wal")
     if wal.is_file() and wal.stat().st_size > 0:
-        raise WarehouseError(f"warehouse {path}: a checkpoint left {wal.stat().st_size} bytes in {wal} (not written "
-                             "into the file): check free space and the file size limit, then rerun the same command")
+        raise WarehouseError(
+            f"warehouse {path}: a checkpoint left {wal.stat().st_size} bytes in {wal} (not written "
+            "into the file): check free space and the file size limit, then rerun the same command"
+        )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -89,8 +102,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def not_duckdb_error(path: Path) -> WarehouseError:
-    return WarehouseError(f"warehouse {path} is not a DuckDB database file: pass the path of a warehouse with "
-                          "--warehouse (a path that does not exist yet starts a new one)")
+    return WarehouseError(
+        f"warehouse {path} is not a DuckDB database file: pass the path of a warehouse with "
+        "--warehouse (a path that does not exist yet starts a new one)"
+    )
 
 
 def _is_duckdb_file(path: Path) -> bool:
@@ -102,12 +117,14 @@ def _is_duckdb_file(path: Path) -> bool:
 
 
 def missing_error(path: Path) -> WarehouseError:
-    return WarehouseError(f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), "
-                          "or pass --warehouse FILE")
+    return WarehouseError(
+        f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), or pass --warehouse FILE"
+    )
 
 
-def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
-            create: bool | None = None, files: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: str | os.PathLike | None = None, *, read_only: bool = False, create: bool | None = None, files: bool = True
+) -> duckdb.DuckDBPyConnection:
     """Open the warehouse with UDFs registered; a writable connection creates every loaded table
     that is missing. ``create`` (default: not ``read_only``) allows creating the file; commands that
     need loaded data pass False, so a missing file is an error and none is created. ``files=False``
@@ -121,11 +138,14 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
     target = warehouse_path(path)
     create = not read_only if create is None else create
     if target.is_dir():
-        raise WarehouseError(f"warehouse {target} is a directory: pass a file path with --warehouse "
-                             f"(e.g. {target / 'ragwh.duckdb'})")
+        raise WarehouseError(
+            f"warehouse {target} is a directory: pass a file path with --warehouse (e.g. {target / 'ragwh.duckdb'})"
+        )
     if target.is_file() and target.stat().st_size == 0:
-        raise WarehouseError(f"warehouse {target} is an empty (0-byte) file, not a DuckDB database: delete it to "
-                             f"start a new warehouse there, or {NEXT_WAREHOUSE}")
+        raise WarehouseError(
+            f"warehouse {target} is an empty (0-byte) file, not a DuckDB database: delete it to "
+            f"start a new warehouse there, or {NEXT_WAREHOUSE}"
+        )
     if target.is_file() and not _is_duckdb_file(target):
         raise not_duckdb_error(target)
     if not target.exists():
@@ -136,8 +156,9 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False,
         except OSError as exc:
             raise WarehouseError(f"cannot create warehouse {target}: {exc.strerror} ({NEXT_WAREHOUSE})") from None
     try:
-        con = duckdb.connect(str(target), read_only=read_only,
-                             config={} if files else {"enable_external_access": False})
+        con = duckdb.connect(
+            str(target), read_only=read_only, config={} if files else {"enable_external_access": False}
+        )
     except duckdb.Error as exc:
         raise open_error(target, exc) from None
     try:
@@ -161,9 +182,13 @@ def discard_if_empty(path: str | os.PathLike | None) -> bool:
         return False
     con = duckdb.connect(str(target), read_only=True)
     try:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()
-            if r[0] not in BOOKKEEPING]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+            ).fetchall()
+            if r[0] not in BOOKKEEPING
+        ]
         rows = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
     finally:
         con.close()
@@ -299,7 +324,6 @@ def _column_names(rows) -> list[str]:
     return list(rows.columns)
 
 
-
 # Tables that hang off a document: rows whose document was removed by a reload are deleted with it.
 _DOC_DEPENDENTS = ("sections", "chunks", "chunkset_docs", "placebo_paths", "induction_log")
 
@@ -314,12 +338,17 @@ def purge_removed_documents(con: duckdb.DuckDBPyConnection, corpus: str) -> dict
     for table in _DOC_DEPENDENTS:
         n = con.execute(
             f"DELETE FROM {table} WHERE starts_with(doc_id, ?) "
-            "AND doc_id NOT IN (SELECT doc_id FROM documents WHERE corpus = ?)", [prefix, corpus]).fetchone()[0]
+            "AND doc_id NOT IN (SELECT doc_id FROM documents WHERE corpus = ?)",
+            [prefix, corpus],
+        ).fetchone()[0]
         deleted[table] = int(n)
     n = con.execute("DELETE FROM chunk_prefixes WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)").fetchone()[0]
     deleted["chunk_prefixes"] = int(n)
-    n = con.execute("DELETE FROM placebo_paths WHERE corpus = ? AND placebo_doc_id NOT IN "
-                    "(SELECT doc_id FROM documents WHERE corpus = ?)", [corpus, corpus]).fetchone()[0]
+    n = con.execute(
+        "DELETE FROM placebo_paths WHERE corpus = ? AND placebo_doc_id NOT IN "
+        "(SELECT doc_id FROM documents WHERE corpus = ?)",
+        [corpus, corpus],
+    ).fetchone()[0]
     deleted["placebo_paths"] += int(n)
     deleted.update(purge_dangling_runs(con))
     return deleted
@@ -332,13 +361,16 @@ def purge_dangling_runs(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     removed the chunks. Returns the number of rows deleted per table. An imported run (``ragwh import run``)
     is never recomputed, so one among them raises :class:`WarehouseError` (one line naming it) instead, and the
     caller's transaction leaves the warehouse as it was."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _stale_runs AS SELECT DISTINCT corpus, embedder, reranker, condition "
-                "FROM runs WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _stale_runs AS SELECT DISTINCT corpus, embedder, reranker, condition "
+        "FROM runs WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)"
+    )
     try:
         imported = con.execute(
             "SELECT DISTINCT m.embedder, m.corpus, m.condition, json_extract_string(m.system_params, '$.file') "
             "FROM run_manifest m JOIN _stale_runs s USING (corpus, embedder, reranker, condition) "
-            "WHERE m.system_kind = 'imported' ORDER BY ALL").fetchall()
+            "WHERE m.system_kind = 'imported' ORDER BY ALL"
+        ).fetchall()
         if imported:  # never recomputed: deleting it would lose it (the caller's transaction rolls back)
             name, corpus, condition, file = imported[0]
             raise WarehouseError(
@@ -346,21 +378,27 @@ def purge_dangling_runs(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
                 f"removes{f' (and {len(imported) - 1} more imported runs)' if len(imported) > 1 else ''}: nothing was "
                 "changed; keep the chunking that run was made for, or delete the run first (`ragwh sql --write "
                 f"\"DELETE FROM runs WHERE embedder = '{name}'; DELETE FROM run_manifest WHERE embedder = '{name}'\"`) "
-                "and re-import it over the new chunks")
+                "and re-import it over the new chunks"
+            )
         deleted = {}
-        for table, key in (("runs", "corpus, embedder, reranker, condition"),
-                           ("run_manifest", "corpus, embedder, reranker, condition"),
-                           ("routing", "corpus, embedder, 'none', condition")):
-            n = con.execute(f"DELETE FROM {table} WHERE ({key}) IN (SELECT (corpus, embedder, reranker, condition) "
-                            "FROM _stale_runs)").fetchone()[0]
+        for table, key in (
+            ("runs", "corpus, embedder, reranker, condition"),
+            ("run_manifest", "corpus, embedder, reranker, condition"),
+            ("routing", "corpus, embedder, 'none', condition"),
+        ):
+            n = con.execute(
+                f"DELETE FROM {table} WHERE ({key}) IN (SELECT (corpus, embedder, reranker, condition) "
+                "FROM _stale_runs)"
+            ).fetchone()[0]
             deleted[table] = int(n)
     finally:
         con.execute("DROP TABLE _stale_runs")
     return deleted
 
 
-def replace_structured_corpus(con: duckdb.DuckDBPyConnection, corpus: str, tables: dict, stages: Iterable[str],
-                              quarantine_stages: Iterable[str]) -> None:
+def replace_structured_corpus(
+    con: duckdb.DuckDBPyConnection, corpus: str, tables: dict, stages: Iterable[str], quarantine_stages: Iterable[str]
+) -> None:
     """Replace a corpus with gold structure: its documents, paragraphs and gold sections, and the
     funnel and quarantine rows of the loader's own ``stages``; then purge what hung off documents
     that are gone. Call inside :func:`transaction` (the loader adds its other tables there)."""

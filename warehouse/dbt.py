@@ -7,6 +7,7 @@ absolute warehouse path for the duration of the call (``profiles.yml`` reads it)
 ``ragwh`` CLI always work on the same file. The caller must not hold an open DuckDB connection to
 that file while dbt runs (close it first): dbt opens its own, and it is closed again afterwards.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,8 +72,10 @@ def _release_duckdb() -> None:
 
 
 #: What rebuilds rows whose parent rows are gone (a corpus reloaded or rechunked outside ``ragwh run``).
-REPAIR = ("`ragwh run --config <the experiment>` reloads what its config names and reruns every stage that "
-          "depends on a changed table")
+REPAIR = (
+    "`ragwh run --config <the experiment>` reloads what its config names and reruns every stage that "
+    "depends on a changed table"
+)
 _ORPHANS_SHOWN = 3
 
 
@@ -94,7 +97,9 @@ def orphan_rows(warehouse: Path, nodes: list[Any]) -> str:
             except Exception as exc:  # the query could not be rerun here (e.g. a UDF): name the test only
                 lines.append(f"  orphans {where}: not listed ({type(exc).__name__})")
                 continue
-            shown = ", ".join(repr(r[0]) for r in rows[:_ORPHANS_SHOWN]) + (", ..." if len(rows) > _ORPHANS_SHOWN else "")
+            shown = ", ".join(repr(r[0]) for r in rows[:_ORPHANS_SHOWN]) + (
+                ", ..." if len(rows) > _ORPHANS_SHOWN else ""
+            )
             lines.append(f"  orphans {where}: {len(rows)} value(s) without a parent row: {shown}")
     finally:
         con.close()
@@ -107,7 +112,9 @@ def _ref_name(to: Any) -> str:
     return text.split("'")[1] if text.count("'") >= 2 else text
 
 
-def dbt_args(command: str, select: str | None, vars: dict[str, Any] | None, extra: list[str] | None = None) -> list[str]:
+def dbt_args(
+    command: str, select: str | None, vars: dict[str, Any] | None, extra: list[str] | None = None
+) -> list[str]:
     """The argument list passed to ``dbtRunner().invoke`` (also what a user would type after ``dbt``):
     dbt's target and log directories are ``target/`` and ``logs/`` under the working directory unless
     ``extra`` names its own."""
@@ -151,8 +158,11 @@ def run_dbt(
         args.append("--quiet")
     columns = (TextColumn(f"dbt {command}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     # no anonymous usage tracking: runs must work (and not wait on the network) offline
-    with (_env(WAREHOUSE_ENV, str(path)), _env("DBT_SEND_ANONYMOUS_USAGE_STATS", "False"),
-          Progress(*columns, transient=True, disable=not progress) as bar):
+    with (
+        _env(WAREHOUSE_ENV, str(path)),
+        _env("DBT_SEND_ANONYMOUS_USAGE_STATS", "False"),
+        Progress(*columns, transient=True, disable=not progress) as bar,
+    ):
         task = bar.add_task("nodes", total=None)
 
         def on_event(event) -> None:  # dbt's structured events: LogStartLine carries the node count
@@ -180,9 +190,8 @@ def run_dbt(
                 orphans.append(node)
     skipped = sum(1 for s in statuses.values() if s == "skipped")
     if not result.success or result.exception is not None:
-        hint = (
-            f"reproduce with: RAGWH_WAREHOUSE={shlex.quote(str(path))} dbt "
-            + " ".join(shlex.quote(a) for a in dbt_args(command, select, vars, extra))
+        hint = f"reproduce with: RAGWH_WAREHOUSE={shlex.quote(str(path))} dbt " + " ".join(
+            shlex.quote(a) for a in dbt_args(command, select, vars, extra)
         )
         if result.exception is not None:
             raise DbtError(f"dbt {command} failed: {type(result.exception).__name__}: {result.exception}\n{hint}")
@@ -201,4 +210,6 @@ def setting_defaults() -> dict[str, Any]:
     and its default."""
     import yaml
 
-    return dict(yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]["setting_defaults"])
+    return dict(
+        yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]["setting_defaults"]
+    )

@@ -9,6 +9,7 @@ status) and the settings its marts were built with (``experiment_settings``, rea
 DuckDB file of another application, or a warehouse of an older or newer schema version are one-line
 :class:`~warehouse.db.WarehouseError` messages saying what to do.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,9 +28,12 @@ UNVERSIONED = 1
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return sorted(r[0] for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
-    ).fetchall())
+    return sorted(
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+        ).fetchall()
+    )
 
 
 def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
@@ -44,9 +48,11 @@ def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
 
 
 def upgrade_hint(path: Path) -> str:
-    return (f"upgrade it with `ragwh upgrade --warehouse {path}` (adds the new tables; then `ragwh run --config "
-            f"CONFIG --warehouse {path}` records its experiment, skipping unchanged stages), or rebuild it with "
-            "`ragwh run` into a new file")
+    return (
+        f"upgrade it with `ragwh upgrade --warehouse {path}` (adds the new tables; then `ragwh run --config "
+        f"CONFIG --warehouse {path}` records its experiment, skipping unchanged stages), or rebuild it with "
+        "`ragwh run` into a new file"
+    )
 
 
 def check_file(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -> None:
@@ -60,17 +66,24 @@ def check_file(con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool) -
         tables = _tables(con)
         if tables:
             shown = ", ".join(tables[:5]) + (f", ... ({len(tables)} tables)" if len(tables) > 5 else "")
-            raise WarehouseError(f"{path} is a DuckDB database but not a ragwarehouse warehouse (it holds {shown}): "
-                                 f"{NEXT_WAREHOUSE}")
+            raise WarehouseError(
+                f"{path} is a DuckDB database but not a ragwarehouse warehouse (it holds {shown}): {NEXT_WAREHOUSE}"
+            )
         if read_only:
-            raise WarehouseError(f"warehouse {path} is an empty DuckDB database (no tables): build it first "
-                                 f"(`ragwh run --warehouse {path}`), or {NEXT_WAREHOUSE}")
+            raise WarehouseError(
+                f"warehouse {path} is an empty DuckDB database (no tables): build it first "
+                f"(`ragwh run --warehouse {path}`), or {NEXT_WAREHOUSE}"
+            )
     elif version < SCHEMA_VERSION:
-        raise WarehouseError(f"warehouse {path} has schema version {version}, older than this ragwh's "
-                             f"{SCHEMA_VERSION}: {upgrade_hint(path)}")
+        raise WarehouseError(
+            f"warehouse {path} has schema version {version}, older than this ragwh's "
+            f"{SCHEMA_VERSION}: {upgrade_hint(path)}"
+        )
     elif version > SCHEMA_VERSION:
-        raise WarehouseError(f"warehouse {path} has schema version {version}, written by a newer ragwh (this one "
-                             f"reads {SCHEMA_VERSION}): upgrade ragwarehouse, or {NEXT_WAREHOUSE}")
+        raise WarehouseError(
+            f"warehouse {path} has schema version {version}, written by a newer ragwh (this one "
+            f"reads {SCHEMA_VERSION}): upgrade ragwarehouse, or {NEXT_WAREHOUSE}"
+        )
     if not read_only:
         ensure_schema(con)
         stamp(con)
@@ -107,14 +120,25 @@ def start_experiment(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> int
     try:
         ((next_id,),) = con.execute("SELECT coalesce(max(experiment_id), 0) + 1 FROM experiments").fetchall()
         for old_id, pid, host, started in con.execute(
-                "SELECT experiment_id, pid, host, started_at FROM experiments WHERE status = 'running'").fetchall():
+            "SELECT experiment_id, pid, host, started_at FROM experiments WHERE status = 'running'"
+        ).fetchall():
             if _gone(pid, host, started):
                 process = f"process {pid} on {host}" if pid is not None else "its process (pid not recorded)"
-                con.execute("UPDATE experiments SET status = 'interrupted', detail = ? WHERE experiment_id = ?",
-                            [f"{process} ended without finishing; noticed at {now:%Y-%m-%d %H:%M:%S} UTC by run "
-                             f"#{next_id}", old_id])
-        values = {**row, "experiment_id": next_id, "started_at": now, "status": "running", "pid": os.getpid(),
-                  "host": socket.gethostname()}
+                con.execute(
+                    "UPDATE experiments SET status = 'interrupted', detail = ? WHERE experiment_id = ?",
+                    [
+                        f"{process} ended without finishing; noticed at {now:%Y-%m-%d %H:%M:%S} UTC by run #{next_id}",
+                        old_id,
+                    ],
+                )
+        values = {
+            **row,
+            "experiment_id": next_id,
+            "started_at": now,
+            "status": "running",
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+        }
         cols = ", ".join(values)
         con.execute(f"INSERT INTO experiments ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
     except BaseException:
@@ -148,23 +172,30 @@ def _started_after(pid: int, started: dt.datetime) -> bool:
     """Linux: whether process ``pid`` started after ``started`` (UTC) by more than a second (/proc)."""
     try:
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
+        boot = next(
+            int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime ")
+        )
     except (OSError, ValueError, IndexError, StopIteration):
         return False
     began = dt.datetime.fromtimestamp(boot + ticks / os.sysconf("SC_CLK_TCK"), dt.timezone.utc).replace(tzinfo=None)
     return began > started + dt.timedelta(seconds=1)
 
 
-def finish_experiment(con: duckdb.DuckDBPyConnection, experiment_id: int, status: str, detail: str | None = None) -> None:
-    con.execute("UPDATE experiments SET status = ?, finished_at = ?, detail = ? WHERE experiment_id = ?",
-                [status, _now(), detail, experiment_id])
+def finish_experiment(
+    con: duckdb.DuckDBPyConnection, experiment_id: int, status: str, detail: str | None = None
+) -> None:
+    con.execute(
+        "UPDATE experiments SET status = ?, finished_at = ?, detail = ? WHERE experiment_id = ?",
+        [status, _now(), detail, experiment_id],
+    )
 
 
 def latest_experiment(con: duckdb.DuckDBPyConnection, study: str | None = None) -> dict[str, Any] | None:
     """The last experiments row (of ``study``), as a dict; None when no run was recorded."""
     where = "WHERE study = ?" if study else ""
-    cur = con.execute(f"SELECT * FROM experiments {where} ORDER BY experiment_id DESC LIMIT 1", [study] if study else [])
+    cur = con.execute(
+        f"SELECT * FROM experiments {where} ORDER BY experiment_id DESC LIMIT 1", [study] if study else []
+    )
     rows = cur.fetchall()
     return dict(zip([d[0] for d in cur.description], rows[0])) if rows else None
 
@@ -175,8 +206,10 @@ def write_settings(con: duckdb.DuckDBPyConnection, settings: dict[str, Any], stu
     try:
         for name, value in sorted(settings.items()):
             con.execute("DELETE FROM experiment_settings WHERE name = ?", [name])
-            con.execute("INSERT INTO experiment_settings VALUES (?, ?, ?, ?)",
-                        [name, json.dumps(value, sort_keys=True), study, experiment_id])
+            con.execute(
+                "INSERT INTO experiment_settings VALUES (?, ?, ?, ?)",
+                [name, json.dumps(value, sort_keys=True), study, experiment_id],
+            )
     except BaseException:
         con.execute("ROLLBACK")
         raise
@@ -196,7 +229,10 @@ def setting(con: duckdb.DuckDBPyConnection, name: str) -> Any:
     defaults = setting_defaults()
     if name not in defaults:
         raise KeyError(f"unknown setting {name!r} (dbt_project.yml setting_defaults: {', '.join(defaults)})")
-    has_table = con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
-                            "AND table_name = 'experiment_settings'").fetchone()[0]
-    stored = con.execute("SELECT value_json FROM experiment_settings WHERE name = ?", [name]).fetchall() if has_table else []
+    has_table = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'experiment_settings'"
+    ).fetchone()[0]
+    stored = (
+        con.execute("SELECT value_json FROM experiment_settings WHERE name = ?", [name]).fetchall() if has_table else []
+    )
     return json.loads(stored[0][0]) if stored else defaults[name]

@@ -11,6 +11,7 @@ Table digest (:func:`table_digest`): ``count(*)`` and the order-independent ``su
 HUGEINT over the rows of a table (optionally filtered), i.e. ``Σ_r hash(r) mod 2^64`` summed
 without overflow — any inserted, deleted or changed row changes it (up to 64-bit hash collisions).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,8 +25,15 @@ from warehouse.paths import CODE_ROOT, PROJECT_ROOT
 
 #: What a dbt build depends on besides the warehouse: every project file dbt reads (under the dbt project)
 #: and the kernels its profile registers (under the code root; the same directory in a checkout).
-DBT_PROJECT_GLOBS = ("models/**/*", "seeds/**/*", "macros/**/*", "tests/dbt/**/*", "analyses/**/*",
-                     "dbt_project.yml", "profiles.yml")
+DBT_PROJECT_GLOBS = (
+    "models/**/*",
+    "seeds/**/*",
+    "macros/**/*",
+    "tests/dbt/**/*",
+    "analyses/**/*",
+    "dbt_project.yml",
+    "profiles.yml",
+)
 DBT_CODE_GLOBS = ("udfs/**/*.py",)
 
 
@@ -45,12 +53,17 @@ def file_digest(path: Path) -> str:
 
 def _matching(root: Path, globs: tuple[str, ...], exclude: tuple[str, ...]) -> dict[Path, Path]:
     """Relative path -> file for every file under ``root`` the ``globs`` match, less ``exclude``."""
-    return {p.relative_to(root): p for g in globs for p in root.glob(g)
-            if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(root)) not in exclude}
+    return {
+        p.relative_to(root): p
+        for g in globs
+        for p in root.glob(g)
+        if p.is_file() and "__pycache__" not in p.parts and str(p.relative_to(root)) not in exclude
+    }
 
 
-def project_digest(root: Path | None = None, globs: tuple[str, ...] = DBT_PROJECT_GLOBS,
-                   exclude: tuple[str, ...] = ()) -> str:
+def project_digest(
+    root: Path | None = None, globs: tuple[str, ...] = DBT_PROJECT_GLOBS, exclude: tuple[str, ...] = ()
+) -> str:
     """Digest over the relative path and bytes of every file the ``globs`` match under ``root``, sorted
     by relative path, leaving out the relative paths in ``exclude``. With no ``root``: the dbt build's
     files (:data:`DBT_PROJECT_GLOBS` under the dbt project, :data:`DBT_CODE_GLOBS` under the code root),
@@ -62,8 +75,13 @@ def project_digest(root: Path | None = None, globs: tuple[str, ...] = DBT_PROJEC
     return sha256_parts([f"{rel}={file_digest(files[rel])}" for rel in sorted(files)])
 
 
-def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE", params: list | None = None,
-                 columns: tuple[str, ...] | None = None) -> str:
+def table_digest(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    where: str = "TRUE",
+    params: list | None = None,
+    columns: tuple[str, ...] | None = None,
+) -> str:
     """``'<rows>:<Σ hash(row)>'`` of ``table`` restricted to ``where`` (see module docstring), the
     hash taken over ``columns`` only when given; ``'absent'`` when the relation does not exist."""
     exists = con.execute(
@@ -72,8 +90,9 @@ def table_digest(con: duckdb.DuckDBPyConnection, table: str, where: str = "TRUE"
     if not exists:
         return "absent"
     row = "t" if columns is None else ", ".join(f't."{c}"' for c in columns)
-    n, total = con.execute(f"SELECT count(*), coalesce(sum(hash({row})::HUGEINT), 0) FROM {table} AS t WHERE {where}",
-                           list(params or [])).fetchone()
+    n, total = con.execute(
+        f"SELECT count(*), coalesce(sum(hash({row})::HUGEINT), 0) FROM {table} AS t WHERE {where}", list(params or [])
+    ).fetchone()
     return f"{n}:{total}"
 
 
@@ -82,8 +101,13 @@ def output_digest(con: duckdb.DuckDBPyConnection, outputs) -> str:
     ``params``, ``columns``; see ``ragwh.experiment.pipeline.outputs``); ``''`` when there are none."""
     if not outputs:
         return ""
-    return sha256_parts([f"{o.table}[{o.where}|{o.params}|{o.columns}]="
-                         f"{table_digest(con, o.table, o.where, list(o.params), o.columns)}" for o in outputs])
+    return sha256_parts(
+        [
+            f"{o.table}[{o.where}|{o.params}|{o.columns}]="
+            f"{table_digest(con, o.table, o.where, list(o.params), o.columns)}"
+            for o in outputs
+        ]
+    )
 
 
 def stored_fingerprint(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> str | None:
@@ -93,17 +117,34 @@ def stored_fingerprint(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -
 
 def stored_stage(con: duckdb.DuckDBPyConnection, stage: str, scope: str) -> tuple[str, str | None] | None:
     """``(fingerprint, output digest)`` stored for ``(stage, scope)``, or None."""
-    rows = con.execute("SELECT fingerprint, output_digest FROM stage_manifest WHERE stage = ? AND scope = ?",
-                       [stage, scope]).fetchall()  # fetched to the end: no result left pending on the connection
+    rows = con.execute(
+        "SELECT fingerprint, output_digest FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope]
+    ).fetchall()  # fetched to the end: no result left pending on the connection
     return rows[0] if rows else None
 
 
-def record(con: duckdb.DuckDBPyConnection, stage: str, scope: str, fingerprint: str, detail: str, seconds: float,
-           output: str = "") -> None:
+def record(
+    con: duckdb.DuckDBPyConnection,
+    stage: str,
+    scope: str,
+    fingerprint: str,
+    detail: str,
+    seconds: float,
+    output: str = "",
+) -> None:
     """Store the stage's fingerprint and output digest after it completed (replacing the previous record)."""
     with transaction(con):
         con.execute("DELETE FROM stage_manifest WHERE stage = ? AND scope = ?", [stage, scope])
-        con.execute("INSERT INTO stage_manifest (stage, scope, fingerprint, detail, seconds, finished_at, "
-                    "output_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [stage, scope, fingerprint, detail, float(seconds),
-                     dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), output])
+        con.execute(
+            "INSERT INTO stage_manifest (stage, scope, fingerprint, detail, seconds, finished_at, "
+            "output_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                stage,
+                scope,
+                fingerprint,
+                detail,
+                float(seconds),
+                dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+                output,
+            ],
+        )

@@ -14,6 +14,7 @@ Resolution order for the warehouse file: ``--warehouse FILE`` (passed in), else 
 directory. ``profiles.yml`` reads the same variable (and the same default, relative to where dbt
 runs), so ``dbt build`` and the CLI share one file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -34,8 +35,10 @@ def find_project_root(code_root: Path = CODE_ROOT) -> Path:
     for candidate in (code_root, code_root / PACKAGED_PROJECT):
         if (candidate / "dbt_project.yml").is_file():
             return candidate
-    raise RuntimeError(f"no dbt project found in {code_root} or {code_root / PACKAGED_PROJECT}: "
-                       "reinstall the package (pip install ragwarehouse) or run from a checkout")
+    raise RuntimeError(
+        f"no dbt project found in {code_root} or {code_root / PACKAGED_PROJECT}: "
+        "reinstall the package (pip install ragwarehouse) or run from a checkout"
+    )
 
 
 PROJECT_ROOT = find_project_root()

@@ -7,6 +7,7 @@ never shift offsets). Every table exists from the first connection on, empty unt
 Tables are keyed (uniqueness is enforced by dbt data tests, not by DuckDB indexes, so that the
 delete-then-insert reloads in :func:`warehouse.db.replace_where` stay cheap).
 """
+
 from __future__ import annotations
 
 import functools
@@ -312,10 +313,13 @@ def _nullable_columns() -> tuple[tuple[str, str, str], ...]:
     try:
         for name, columns in TABLES.items():
             con.execute(f"CREATE TABLE {name} ({columns}\n)")
-        return tuple(con.execute(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE is_nullable AND NOT internal "
-            "AND schema_name = 'main' "
-            "ORDER BY table_name, column_index").fetchall())
+        return tuple(
+            con.execute(
+                "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE is_nullable AND NOT internal "
+                "AND schema_name = 'main' "
+                "ORDER BY table_name, column_index"
+            ).fetchall()
+        )
     finally:
         con.close()
 

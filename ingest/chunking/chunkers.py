@@ -38,6 +38,7 @@ Fixed size-matched chunks (:func:`fixed_chunks`)
 Whole-document chunk (:func:`doc_chunk`)
     One chunk from the first paragraph's start to the last paragraph's end.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -21,6 +21,7 @@ that document gets the same shortened document, so all its prompts still share t
 (the transformers backend reads that prefix once per batch). ``document_truncated`` counts the chunks
 whose prompt showed a shortened document, ``documents_truncated`` the documents.
 """
+
 from __future__ import annotations
 
 import time
@@ -40,15 +41,29 @@ PROMPT = "contextual_chunk"
 STAGE = "contexts"
 
 
-def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None, backend: Any = None, *,
-                      max_tokens: int = 150, temperature: float = 0.0, tokenizer: str | None = None) -> dict:
+def generate_contexts(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str | None = None,
+    backend: Any = None,
+    *,
+    max_tokens: int = 150,
+    temperature: float = 0.0,
+    tokenizer: str | None = None,
+) -> dict:
     """Write ``llm_context`` prefixes for every ``fixed`` chunk of ``corpus`` (all corpora when None).
 
     ``backend``: an :class:`ingest.llm.LLMCache`, a bare backend, or None for the configured one.
     Returns per corpus: chunks, contexts written, empty answers, calls, cache hits, token statistics."""
-    corpora = [corpus] if corpus is not None else [r[0] for r in con.execute(
-        "SELECT DISTINCT d.corpus FROM chunks c JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' ORDER BY 1"
-    ).fetchall()]
+    corpora = (
+        [corpus]
+        if corpus is not None
+        else [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT d.corpus FROM chunks c JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' ORDER BY 1"
+            ).fetchall()
+        ]
+    )
     if not corpora:
         raise IngestError("warehouse", None, "no fixed chunks to write contexts for", "run `ragwh chunk` first")
     llm = as_llm(con, backend)
@@ -60,14 +75,20 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
         rows = con.execute(
             "SELECT c.chunk_id, c.char_start, c.char_end, d.text, d.source_file, c.doc_id FROM chunks c "
             "JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' AND d.corpus = ? ORDER BY c.doc_id, c.chunk_idx",
-            [name]).fetchall()
+            [name],
+        ).fetchall()
         if not rows:
-            raise IngestError("warehouse", f"corpus {name}", "has no fixed chunks", f"run `ragwh chunk --corpus {name}` first")
+            raise IngestError(
+                "warehouse", f"corpus {name}", "has no fixed chunks", f"run `ragwh chunk --corpus {name}` first"
+            )
         shown = _fitted_documents(con, llm, prompt, rows, max_tokens)
         requests = [
-            LLMRequest(chunk_id, prompt.key,
-                       ({"role": "user", "content": prompt.render(document=shown[doc_id][0], chunk=text[s:e].strip())},),
-                       sampling)
+            LLMRequest(
+                chunk_id,
+                prompt.key,
+                ({"role": "user", "content": prompt.render(document=shown[doc_id][0], chunk=text[s:e].strip())},),
+                sampling,
+            )
             for chunk_id, s, e, text, _, doc_id in rows
         ]
         completions = llm.complete(requests, label=f"contexts [{name}]")
@@ -78,28 +99,45 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
         empty = [i for i, a in enumerate(answers) if not a]
         prefixes = [answers[i] + "\n\n" for i in keep]
         tokens = count_tokens(prefixes, tokenizer) if prefixes else np.zeros(0, dtype=np.int64)
-        table = pa.table({
-            "chunkset": ["fixed"] * len(keep),
-            "chunk_id": [rows[i][0] for i in keep],
-            "prefix_kind": ["llm_context"] * len(keep),
-            "depth": pa.array([0] * len(keep), pa.int32()),
-            "prefix": prefixes,
-            "prefix_tokens": pa.array(tokens, pa.int32()),
-        })
-        quarantine = pa.table({
-            "corpus": [name] * len(empty),
-            "source_file": [rows[i][4] for i in empty],
-            "record_id": [rows[i][0] for i in empty],
-            "stage": [STAGE] * len(empty),
-            "reason": ["model returned an empty context; the chunk has no llm_context prefix"] * len(empty),
-        })
-        reasons = {"input": len(rows), "empty_answer": len(empty), "kept": len(keep), "cut_at_max_tokens": n_cut,
-                   "document_truncated": n_shortened}
-        funnel = pa.table({"corpus": [name] * len(reasons), "stage": [STAGE] * len(reasons), "reason": list(reasons),
-                           "n": pa.array(list(reasons.values()), pa.int64())})
+        table = pa.table(
+            {
+                "chunkset": ["fixed"] * len(keep),
+                "chunk_id": [rows[i][0] for i in keep],
+                "prefix_kind": ["llm_context"] * len(keep),
+                "depth": pa.array([0] * len(keep), pa.int32()),
+                "prefix": prefixes,
+                "prefix_tokens": pa.array(tokens, pa.int32()),
+            }
+        )
+        quarantine = pa.table(
+            {
+                "corpus": [name] * len(empty),
+                "source_file": [rows[i][4] for i in empty],
+                "record_id": [rows[i][0] for i in empty],
+                "stage": [STAGE] * len(empty),
+                "reason": ["model returned an empty context; the chunk has no llm_context prefix"] * len(empty),
+            }
+        )
+        reasons = {
+            "input": len(rows),
+            "empty_answer": len(empty),
+            "kept": len(keep),
+            "cut_at_max_tokens": n_cut,
+            "document_truncated": n_shortened,
+        }
+        funnel = pa.table(
+            {
+                "corpus": [name] * len(reasons),
+                "stage": [STAGE] * len(reasons),
+                "reason": list(reasons),
+                "n": pa.array(list(reasons.values()), pa.int64()),
+            }
+        )
         scope = "chunk_id IN (SELECT c.chunk_id FROM chunks c JOIN documents d USING (doc_id) WHERE c.chunkset = 'fixed' AND d.corpus = ?)"
         with transaction(con):
-            replace_where(con, "chunk_prefixes", f"chunkset = 'fixed' AND prefix_kind = 'llm_context' AND {scope}", [name], table)
+            replace_where(
+                con, "chunk_prefixes", f"chunkset = 'fixed' AND prefix_kind = 'llm_context' AND {scope}", [name], table
+            )
             replace_where(con, "quarantine", "corpus = ? AND stage = ?", [name, STAGE], quarantine)
             replace_where(con, "funnel", "corpus = ? AND stage = ?", [name, STAGE], funnel)
         report["corpora"][name] = {
@@ -120,7 +158,9 @@ def generate_contexts(con: duckdb.DuckDBPyConnection, corpus: str | None = None,
     return report
 
 
-def _fitted_documents(con: duckdb.DuckDBPyConnection, llm, prompt, rows: list, max_tokens: int) -> dict[str, tuple[str, bool]]:
+def _fitted_documents(
+    con: duckdb.DuckDBPyConnection, llm, prompt, rows: list, max_tokens: int
+) -> dict[str, tuple[str, bool]]:
     """Per document: the text shown in its prompts and whether it was shortened (module doc)."""
     longest: dict[str, tuple[int, int, str]] = {}
     for _, s, e, text, _, doc_id in rows:
@@ -128,8 +168,9 @@ def _fitted_documents(con: duckdb.DuckDBPyConnection, llm, prompt, rows: list, m
             longest[doc_id] = (s, e, text)
     ends: dict[str, list[int]] = {}
     for doc_id, end in con.execute(
-            "SELECT doc_id, char_end FROM paragraphs WHERE doc_id IN (SELECT unnest(?)) ORDER BY doc_id, para_idx",
-            [sorted(longest)]).fetchall():
+        "SELECT doc_id, char_end FROM paragraphs WHERE doc_id IN (SELECT unnest(?)) ORDER BY doc_id, para_idx",
+        [sorted(longest)],
+    ).fetchall():
         ends.setdefault(doc_id, []).append(end)
     out = {}
     for doc_id, (s, e, text) in longest.items():
@@ -137,9 +178,15 @@ def _fitted_documents(con: duckdb.DuckDBPyConnection, llm, prompt, rows: list, m
         chunk = text[s:e].strip()
 
         def shown(k: int, text=text, cuts=cuts) -> str:
-            return text if k == len(cuts) else text[:cuts[k - 1]] if k else text.split("\n\n", 1)[0]
+            return text if k == len(cuts) else text[: cuts[k - 1]] if k else text.split("\n\n", 1)[0]
 
-        k = fit_count(llm, len(cuts), lambda k, shown=shown, chunk=chunk: (
-            {"role": "user", "content": prompt.render(document=shown(k), chunk=chunk)},), max_tokens)
+        k = fit_count(
+            llm,
+            len(cuts),
+            lambda k, shown=shown, chunk=chunk: (
+                {"role": "user", "content": prompt.render(document=shown(k), chunk=chunk)},
+            ),
+            max_tokens,
+        )
         out[doc_id] = (shown(k), k < len(cuts))
     return out

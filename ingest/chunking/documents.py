@@ -5,6 +5,7 @@ corpus (all corpora when None), checking paragraph order and re-verifying each s
 :func:`ingest.structure.segments.verify_sections`: a chunk is only ever cut from a verified tree.
 Offsets are character offsets into ``documents.text``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -62,7 +63,9 @@ def read_documents(con: duckdb.DuckDBPyConnection, corpus: str | None) -> dict[s
     ).fetchall():
         doc = docs[doc_id]
         if para_idx != len(doc.paragraphs):
-            raise IngestError("warehouse", doc_id, f"paragraph {para_idx} out of sequence (expected {len(doc.paragraphs)})")
+            raise IngestError(
+                "warehouse", doc_id, f"paragraph {para_idx} out of sequence (expected {len(doc.paragraphs)})"
+            )
         doc.paragraphs.append((s, e))
     for row in con.execute(
         "SELECT s.structure, s.doc_id, s.section_idx, s.parent_idx, s.level, s.title, s.para_start, s.para_end, "

@@ -26,6 +26,7 @@ document, ``(title + " " + text).strip()``: the title and one space before the c
 the title is empty. The chunk stage writes it for every ``doc`` chunk (condition DOC) and the
 rewriting study's sentence chunks (:mod:`ingest.chunking.sentence_windows`).
 """
+
 from __future__ import annotations
 
 import zlib

@@ -35,6 +35,7 @@ start and no later than its end). Every chunk keeps its document's offsets (``do
 one ``title`` prefix per chunk (BEIR's ``title + " "``, :func:`ingest.chunking.prefixes.title_prefix`)
 and its funnel, replacing the chunkset's rows of the corpus in one transaction.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,8 +63,9 @@ _WORD = re.compile(r"\S+\s*")
 def chunkset_name(chunk_tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS) -> str:
     """``sentence:<chunk_tokens>/<overlap>`` (e.g. ``sentence:512/50``)."""
     if chunk_tokens < 1 or not 0 <= overlap < chunk_tokens:
-        raise ValueError(f"sentence windows need chunk_tokens >= 1 and 0 <= overlap < chunk_tokens, "
-                         f"got {chunk_tokens}/{overlap}")
+        raise ValueError(
+            f"sentence windows need chunk_tokens >= 1 and 0 <= overlap < chunk_tokens, got {chunk_tokens}/{overlap}"
+        )
     return f"{SENTENCE_CHUNKSET_PREFIX}{chunk_tokens}/{overlap}"
 
 
@@ -119,8 +121,15 @@ def split_long_unit(text: str, start: int, end: int, chunk_tokens: int, tokenize
     return starts
 
 
-def document_windows(text: str, starts: np.ndarray, tokens: np.ndarray, body_end: int, chunk_tokens: int,
-                     overlap: int, tokenizer: str | None) -> tuple[list[int], np.ndarray, list[tuple[int, int]]]:
+def document_windows(
+    text: str,
+    starts: np.ndarray,
+    tokens: np.ndarray,
+    body_end: int,
+    chunk_tokens: int,
+    overlap: int,
+    tokenizer: str | None,
+) -> tuple[list[int], np.ndarray, list[tuple[int, int]]]:
     """The windows of one document over ``chunk_tokens`` tokens (rules 1-3 of the module doc), from its
     sentence starts and their token counts: ``(bounds, unit_tokens, windows)``, where unit ``k`` spans
     ``[bounds[k], bounds[k + 1])`` and window ``(a, b)`` holds units ``a .. b-1``."""
@@ -174,7 +183,7 @@ def chunk_block(docs: dict, block: list[str], chunk_tokens: int, overlap: int, t
         if _joins(docs[d].text, starts[1:].tolist()).all():
             body_tokens[d] = int(counts.sum())
     direct = [d for d in block if d not in body_tokens]
-    bodies = [docs[d].text[docs[d].paragraphs[0][0]:docs[d].paragraphs[-1][1]].strip() for d in direct]
+    bodies = [docs[d].text[docs[d].paragraphs[0][0] : docs[d].paragraphs[-1][1]].strip() for d in direct]
     body_tokens.update(zip(direct, count_tokens(bodies, tokenizer).tolist()))
     long = [d for d in block if body_tokens[d] > chunk_tokens]
     if not additive:
@@ -202,14 +211,20 @@ def chunk_block(docs: dict, block: list[str], chunk_tokens: int, overlap: int, t
                 recount.append(len(rows))
                 content.append(None)
             rows.append((d, k, bounds[a], bounds[b]))
-    counted = count_tokens([docs[rows[i][0]].text[rows[i][2]:rows[i][3]].strip() for i in recount], tokenizer)
+    counted = count_tokens([docs[rows[i][0]].text[rows[i][2] : rows[i][3]].strip() for i in recount], tokenizer)
     for i, n in zip(recount, counted.tolist()):
         content[i] = n
     return rows, content, oversized, multi
 
 
-def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer: str | None = None, *,
-                         chunk_tokens: int = CHUNK_TOKENS, overlap: int = OVERLAP_TOKENS) -> dict:
+def sentence_chunk_stage(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    tokenizer: str | None = None,
+    *,
+    chunk_tokens: int = CHUNK_TOKENS,
+    overlap: int = OVERLAP_TOKENS,
+) -> dict:
     """Build and load the ``sentence:<chunk_tokens>/<overlap>`` chunks of every document of ``corpus``.
 
     Replaces, in one transaction, the chunkset's ``chunks``, ``chunkset_docs`` and ``title`` prefixes of
@@ -221,16 +236,18 @@ def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer:
     tok = tokenizer_name(tokenizer)
     docs = read_documents(con, corpus)
     if not docs:
-        raise IngestError("warehouse", f"corpus {corpus}", "no documents to chunk",
-                          "load the corpus first with `ragwh ingest ...`")
+        raise IngestError(
+            "warehouse", f"corpus {corpus}", "no documents to chunk", "load the corpus first with `ragwh ingest ...`"
+        )
     additive = counts_add_at_whitespace(tok)
     order = sorted(docs)
     rows: list[tuple[str, int, int, int]] = []
     content: list[int] = []
     oversized = multi = 0
     for lo in range(0, len(order), BLOCK_DOCS):
-        block_rows, block_content, big, many = chunk_block(docs, order[lo:lo + BLOCK_DOCS], chunk_tokens, overlap,
-                                                           tok, additive)
+        block_rows, block_content, big, many = chunk_block(
+            docs, order[lo : lo + BLOCK_DOCS], chunk_tokens, overlap, tok, additive
+        )
         rows.extend(block_rows)
         content.extend(block_content)
         oversized += big
@@ -240,27 +257,48 @@ def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer:
     unique = sorted(set(prefixes))
     prefix_tokens = dict(zip(unique, count_tokens(unique, tok).tolist()))
     ids = [f"{chunkset}|{d}|{k}" for d, k, _, _ in rows]
-    chunks = pa.table({
-        "chunkset": [chunkset] * len(rows), "chunk_id": ids, "doc_id": [r[0] for r in rows],
-        "chunk_idx": pa.array([r[1] for r in rows], pa.int32()),
-        "char_start": pa.array([r[2] for r in rows], pa.int32()), "char_end": pa.array([r[3] for r in rows], pa.int32()),
-        "content_tokens": pa.array(content_tokens.tolist(), pa.int32()), "section_idx": pa.array([None] * len(rows), pa.int32()),
-    })
-    prefix_table = pa.table({
-        "chunkset": [chunkset] * len(rows), "chunk_id": ids, "prefix_kind": ["title"] * len(rows),
-        "depth": pa.array([0] * len(rows), pa.int32()), "prefix": prefixes,
-        "prefix_tokens": pa.array([prefix_tokens[p] for p in prefixes], pa.int32()),
-    })
+    chunks = pa.table(
+        {
+            "chunkset": [chunkset] * len(rows),
+            "chunk_id": ids,
+            "doc_id": [r[0] for r in rows],
+            "chunk_idx": pa.array([r[1] for r in rows], pa.int32()),
+            "char_start": pa.array([r[2] for r in rows], pa.int32()),
+            "char_end": pa.array([r[3] for r in rows], pa.int32()),
+            "content_tokens": pa.array(content_tokens.tolist(), pa.int32()),
+            "section_idx": pa.array([None] * len(rows), pa.int32()),
+        }
+    )
+    prefix_table = pa.table(
+        {
+            "chunkset": [chunkset] * len(rows),
+            "chunk_id": ids,
+            "prefix_kind": ["title"] * len(rows),
+            "depth": pa.array([0] * len(rows), pa.int32()),
+            "prefix": prefixes,
+            "prefix_tokens": pa.array([prefix_tokens[p] for p in prefixes], pa.int32()),
+        }
+    )
     doc_ids = sorted(docs)
-    chunkset_docs = pa.table({"chunkset": [chunkset] * len(doc_ids), "doc_id": doc_ids,
-                              "reference_structure": pa.array([None] * len(doc_ids), pa.string()),
-                              "target_tokens": pa.array([None] * len(doc_ids), pa.float64()),
-                              "tokenizer": [tok] * len(doc_ids)})
-    counts = {"input": len(docs), "single_chunk": len(docs) - multi, "multi_chunk": multi,
-              "oversized_unit": oversized}
-    funnel = pa.table({"corpus": [corpus] * len(counts), "stage": [FUNNEL_STAGE] * len(counts),
-                       "reason": list(counts), "n": pa.array(list(counts.values()), pa.int64())})
-    scope = ("chunkset = ? AND (starts_with(doc_id, ?) OR doc_id NOT IN (SELECT doc_id FROM documents))")
+    chunkset_docs = pa.table(
+        {
+            "chunkset": [chunkset] * len(doc_ids),
+            "doc_id": doc_ids,
+            "reference_structure": pa.array([None] * len(doc_ids), pa.string()),
+            "target_tokens": pa.array([None] * len(doc_ids), pa.float64()),
+            "tokenizer": [tok] * len(doc_ids),
+        }
+    )
+    counts = {"input": len(docs), "single_chunk": len(docs) - multi, "multi_chunk": multi, "oversized_unit": oversized}
+    funnel = pa.table(
+        {
+            "corpus": [corpus] * len(counts),
+            "stage": [FUNNEL_STAGE] * len(counts),
+            "reason": list(counts),
+            "n": pa.array(list(counts.values()), pa.int64()),
+        }
+    )
+    scope = "chunkset = ? AND (starts_with(doc_id, ?) OR doc_id NOT IN (SELECT doc_id FROM documents))"
     params = [chunkset, corpus + "/"]
     with transaction(con):
         con.execute(f"DELETE FROM chunk_prefixes WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE {scope})", params)
@@ -268,7 +306,13 @@ def sentence_chunk_stage(con: duckdb.DuckDBPyConnection, corpus: str, tokenizer:
         replace_where(con, "chunk_prefixes", "FALSE", [], prefix_table)
         replace_where(con, "chunkset_docs", scope, params, chunkset_docs)
         replace_where(con, "funnel", "corpus = ? AND stage = ?", [corpus, FUNNEL_STAGE], funnel)
-    return {"corpus": corpus, "chunkset": chunkset, "tokenizer": tok, "documents": len(docs), "chunks": len(rows),
-            **{k: v for k, v in counts.items() if k != "input"},
-            "mean_content_tokens": float(np.mean(content_tokens)) if len(rows) else 0.0,
-            "seconds": time.perf_counter() - started}
+    return {
+        "corpus": corpus,
+        "chunkset": chunkset,
+        "tokenizer": tok,
+        "documents": len(docs),
+        "chunks": len(rows),
+        **{k: v for k, v in counts.items() if k != "input"},
+        "mean_content_tokens": float(np.mean(content_tokens)) if len(rows) else 0.0,
+        "seconds": time.perf_counter() - started,
+    }

@@ -21,6 +21,7 @@ Offsets: sentences tile the paragraph. Sentence ``k`` spans ``[start_k, start_{k
 ends at the paragraph end), so the whitespace after a sentence belongs to the END of that sentence,
 as separators do for chunks (``docs/design.md``). Offsets are Python string indices (code points).
 """
+
 from __future__ import annotations
 
 import re

@@ -17,6 +17,7 @@ stage) are kept when their chunk keeps its id and span, and deleted when the chu
 disappeared (their count is returned as ``llm_context_invalidated``). Runs that rank a chunk that no
 longer exists are deleted whole (:func:`warehouse.db.purge_dangling_runs`).
 """
+
 from __future__ import annotations
 
 import time
@@ -155,7 +156,9 @@ def _recount(docs: dict[str, Doc], chunks: list[Chunk], tokenizer: str, progress
         c.content_tokens = n
 
 
-def _all_chunks(docs: dict[str, Doc], sents: dict[str, BodySentences], inducer: str, tokenizer: str, progress: Progress) -> dict:
+def _all_chunks(
+    docs: dict[str, Doc], sents: dict[str, BodySentences], inducer: str, tokenizer: str, progress: Progress
+) -> dict:
     structural: list[Chunk] = []
     whole: list[Chunk] = []
     task = progress.add_task("structural + doc chunks", total=len(docs))
@@ -185,8 +188,9 @@ def _all_chunks(docs: dict[str, Doc], sents: dict[str, BodySentences], inducer: 
     return {"structural": structural, "fixed": fixed, "doc": whole, "reference": reference}
 
 
-def _prefixes(docs: dict[str, Doc], structural: list[Chunk], whole: list[Chunk], tokenizer: str,
-              progress: Progress) -> tuple[pa.Table, pa.Table]:
+def _prefixes(
+    docs: dict[str, Doc], structural: list[Chunk], whole: list[Chunk], tokenizer: str, progress: Progress
+) -> tuple[pa.Table, pa.Table]:
     paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
     uses: list[tuple[Chunk, str, int, tuple[str, ...]]] = []
     for c in structural:
@@ -211,9 +215,15 @@ def _prefixes(docs: dict[str, Doc], structural: list[Chunk], whole: list[Chunk],
             placebo_doc, placebo_path = ordered[j]
             placebo_of[(structure, doc_id, path)] = placebo_path
             for name, value in (
-                ("structure", structure), ("corpus", corpus), ("depth", depth), ("doc_id", doc_id),
-                ("path", join_path(path)), ("placebo_doc_id", placebo_doc), ("placebo_path", join_path(placebo_path)),
-                ("same_document", residual), ("seed", PLACEBO_SEED),
+                ("structure", structure),
+                ("corpus", corpus),
+                ("depth", depth),
+                ("doc_id", doc_id),
+                ("path", join_path(path)),
+                ("placebo_doc_id", placebo_doc),
+                ("placebo_path", join_path(placebo_path)),
+                ("same_document", residual),
+                ("seed", PLACEBO_SEED),
             ):
                 placebo_cols[name].append(value)
 
@@ -235,13 +245,27 @@ def _prefixes(docs: dict[str, Doc], structural: list[Chunk], whole: list[Chunk],
     counts = dict(zip(unique, _count(unique, tokenizer, progress, "counting prefix tokens").tolist()))
     rows["prefix_tokens"] = [counts[p] for p in rows["prefix"]]
     prefix_schema = pa.schema(
-        [("chunkset", pa.string()), ("chunk_id", pa.string()), ("prefix_kind", pa.string()), ("depth", pa.int32()),
-         ("prefix", pa.string()), ("prefix_tokens", pa.int32())]
+        [
+            ("chunkset", pa.string()),
+            ("chunk_id", pa.string()),
+            ("prefix_kind", pa.string()),
+            ("depth", pa.int32()),
+            ("prefix", pa.string()),
+            ("prefix_tokens", pa.int32()),
+        ]
     )
     placebo_schema = pa.schema(
-        [("structure", pa.string()), ("corpus", pa.string()), ("depth", pa.int32()), ("doc_id", pa.string()),
-         ("path", pa.string()), ("placebo_doc_id", pa.string()), ("placebo_path", pa.string()),
-         ("same_document", pa.bool_()), ("seed", pa.int64())]
+        [
+            ("structure", pa.string()),
+            ("corpus", pa.string()),
+            ("depth", pa.int32()),
+            ("doc_id", pa.string()),
+            ("path", pa.string()),
+            ("placebo_doc_id", pa.string()),
+            ("placebo_path", pa.string()),
+            ("same_document", pa.bool_()),
+            ("seed", pa.int64()),
+        ]
     )
     return (
         pa.Table.from_pydict({n: rows.get(n, []) for n in prefix_schema.names}, schema=prefix_schema),
@@ -289,24 +313,28 @@ def _write(
     """Replace the chunking tables' rows of ``docs`` (and of vanished documents) in one transaction.
 
     Returns the number of ``llm_context`` prefixes deleted because their chunk changed span or vanished."""
-    chunk_table = pa.table({
-        "chunkset": [c.chunkset for c in chunks],
-        "chunk_id": [c.chunk_id for c in chunks],
-        "doc_id": [c.doc_id for c in chunks],
-        "chunk_idx": pa.array([c.chunk_idx for c in chunks], pa.int32()),
-        "char_start": pa.array([c.char_start for c in chunks], pa.int32()),
-        "char_end": pa.array([c.char_end for c in chunks], pa.int32()),
-        "content_tokens": pa.array([c.content_tokens for c in chunks], pa.int32()),
-        "section_idx": pa.array([c.section_idx for c in chunks], pa.int32()),
-    }).sort_by([("chunkset", "ascending"), ("doc_id", "ascending"), ("chunk_idx", "ascending")])
+    chunk_table = pa.table(
+        {
+            "chunkset": [c.chunkset for c in chunks],
+            "chunk_id": [c.chunk_id for c in chunks],
+            "doc_id": [c.doc_id for c in chunks],
+            "chunk_idx": pa.array([c.chunk_idx for c in chunks], pa.int32()),
+            "char_start": pa.array([c.char_start for c in chunks], pa.int32()),
+            "char_end": pa.array([c.char_end for c in chunks], pa.int32()),
+            "content_tokens": pa.array([c.content_tokens for c in chunks], pa.int32()),
+            "section_idx": pa.array([c.section_idx for c in chunks], pa.int32()),
+        }
+    ).sort_by([("chunkset", "ascending"), ("doc_id", "ascending"), ("chunk_idx", "ascending")])
     sets = sorted({(c.chunkset, c.doc_id) for c in chunks})
-    chunkset_docs = pa.table({
-        "chunkset": [s for s, _ in sets],
-        "doc_id": [d for _, d in sets],
-        "reference_structure": [reference[d][0] if s == "fixed" else None for s, d in sets],
-        "target_tokens": pa.array([reference[d][1] if s == "fixed" else None for s, d in sets], pa.float64()),
-        "tokenizer": [tokenizer] * len(sets),
-    })
+    chunkset_docs = pa.table(
+        {
+            "chunkset": [s for s, _ in sets],
+            "doc_id": [d for _, d in sets],
+            "reference_structure": [reference[d][0] if s == "fixed" else None for s, d in sets],
+            "target_tokens": pa.array([reference[d][1] if s == "fixed" else None for s, d in sets], pa.float64()),
+            "tokenizer": [tokenizer] * len(sets),
+        }
+    )
     scope_docs = pa.table({"doc_id": sorted(docs)})
     corpora = pa.table({"corpus": sorted({d.corpus for d in docs.values()})})
     con.register("_chunk_scope", scope_docs)
@@ -330,9 +358,11 @@ def _write(
             replace_where(con, "chunk_prefixes", "FALSE", [], prefixes)
             replace_where(con, "chunkset_docs", f"{_scope('doc_id')} AND {_owned('chunkset')}", [], chunkset_docs)
             replace_where(
-                con, "placebo_paths",
+                con,
+                "placebo_paths",
                 "(corpus IN (SELECT corpus FROM _chunk_corpora) OR doc_id NOT IN (SELECT doc_id FROM documents))",
-                [], placebo,
+                [],
+                placebo,
             )
             replace_where(
                 con, "funnel", "stage = ? AND corpus IN (SELECT corpus FROM _chunk_corpora)", [FUNNEL_STAGE], funnel

@@ -6,6 +6,7 @@ reference-structural content tokens, in embedder tokens); per (structure, corpus
 placebo pairs and how many fell back to the same document. ``funnel_rows`` counts documents that
 got no fixed chunks because they have no reference structure (``funnel`` stage ``chunk_fixed``).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -47,14 +48,16 @@ def summarize(docs: dict[str, Doc], chunks: dict, reference: dict[str, tuple[str
     size_matching = []
     for corpus in sorted(fixed_tokens):
         refs = sorted({reference[d][0] for d in reference if docs[d].corpus == corpus})
-        size_matching.append({
-            "corpus": corpus,
-            "reference_structures": refs,
-            "fixed_chunks": len(fixed_tokens[corpus]),
-            "structural_chunks": len(ref_tokens[corpus]),
-            "mean_fixed": float(np.mean(fixed_tokens[corpus])),
-            "mean_structural": float(np.mean(ref_tokens[corpus])),
-        })
+        size_matching.append(
+            {
+                "corpus": corpus,
+                "reference_structures": refs,
+                "fixed_chunks": len(fixed_tokens[corpus]),
+                "structural_chunks": len(ref_tokens[corpus]),
+                "mean_fixed": float(np.mean(fixed_tokens[corpus])),
+                "mean_structural": float(np.mean(ref_tokens[corpus])),
+            }
+        )
     placebo_summary = (
         placebo.group_by(["structure", "corpus", "depth"])
         .aggregate([("doc_id", "count"), ("same_document", "sum")])
@@ -66,8 +69,13 @@ def summarize(docs: dict[str, Doc], chunks: dict, reference: dict[str, tuple[str
         "chunksets": chunksets,
         "size_matching": size_matching,
         "placebo": [
-            {"structure": r["structure"], "corpus": r["corpus"], "depth": r["depth"], "pairs": r["doc_id_count"],
-             "same_document": int(r["same_document_sum"] or 0)}
+            {
+                "structure": r["structure"],
+                "corpus": r["corpus"],
+                "depth": r["depth"],
+                "pairs": r["doc_id_count"],
+                "same_document": int(r["same_document_sum"] or 0),
+            }
             for r in placebo_summary
         ],
     }

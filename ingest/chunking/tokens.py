@@ -25,6 +25,7 @@ whitespace (``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1f``, ``\\x85``: no token eithe
 join two words, which is why only :data:`JOIN_WHITESPACE` counts as a cut). Other tokenizers (byte-level
 BPE, SentencePiece, ...) make no such promise: their spans are always counted on their own text.
 """
+
 from __future__ import annotations
 
 import functools
@@ -90,9 +91,13 @@ def counts_add_at_whitespace(tokenizer: str | None = None) -> bool:
 
     spec = json.loads(_counter(tokenizer).to_str())
     normalizer, pre = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}
-    return (normalizer.get("type") == "BertNormalizer" and bool(normalizer.get("clean_text"))
-            and pre.get("type") == "BertPreTokenizer" and spec.get("model", {}).get("type") == "WordPiece"
-            and not any(any(ch.isspace() for ch in a.get("content", "")) for a in spec.get("added_tokens") or []))
+    return (
+        normalizer.get("type") == "BertNormalizer"
+        and bool(normalizer.get("clean_text"))
+        and pre.get("type") == "BertPreTokenizer"
+        and spec.get("model", {}).get("type") == "WordPiece"
+        and not any(any(ch.isspace() for ch in a.get("content", "")) for a in spec.get("added_tokens") or [])
+    )
 
 
 def count_tokens(texts: Sequence[str], tokenizer: str | None = None) -> np.ndarray:

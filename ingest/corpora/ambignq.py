@@ -19,6 +19,7 @@ Funnel stages: ``ambignq_passages`` (input, empty_text [quarantined], kept), ``a
 document metrics and are not loaded), ``ambignq_qrels`` (kept). Malformed records raise
 :class:`IngestError` naming the file and the record.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,10 @@ from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 from udfs.metrics.squad import contains_answer, normalize_answer
 
-NO_PASSAGES = ("AmbigNQ has no passages in the shared data; supply a passages file in BEIR corpus layout "
-               "(corpus.jsonl with _id, title, text), e.g. the ALCE/DPR Wikipedia passages, with --passages")
+NO_PASSAGES = (
+    "AmbigNQ has no passages in the shared data; supply a passages file in BEIR corpus layout "
+    "(corpus.jsonl with _id, title, text), e.g. the ALCE/DPR Wikipedia passages, with --passages"
+)
 
 
 def passages_file(passages: Path | str | None) -> Path:
@@ -68,7 +71,9 @@ def question_answers(path: Path, index: int, rec: object) -> tuple[str, str, str
             ambiguous = True
             groups = [p.get("answer") if isinstance(p, dict) else None for p in a["qaPairs"]]
         else:
-            raise IngestError(str(path), where, f"annotation type {kind!r} is not singleAnswer or multipleQAs with qaPairs")
+            raise IngestError(
+                str(path), where, f"annotation type {kind!r} is not singleAnswer or multipleQAs with qaPairs"
+            )
         for group in groups:
             if not isinstance(group, list) or not all(isinstance(x, str) for x in group):
                 raise IngestError(str(path), where, "an annotation's 'answer' must be a list of strings")
@@ -144,8 +149,9 @@ def _candidates(answer: str, postings: dict[str, set[str]]) -> set[str]:
     return out
 
 
-def load_ambignq(con: duckdb.DuckDBPyConnection, questions: Path | str, passages: Path | str | None,
-                 corpus: str = "ambignq") -> dict:
+def load_ambignq(
+    con: duckdb.DuckDBPyConnection, questions: Path | str, passages: Path | str | None, corpus: str = "ambignq"
+) -> dict:
     """Build (:func:`build_ambignq`) and replace the corpus's rows in one transaction; returns the summary."""
     started = time.perf_counter()
     built = build_ambignq(Path(questions), passages, corpus)

@@ -12,6 +12,7 @@ Funnel stages: ``beir_documents`` (input, empty_text [quarantined], kept), ``bei
 not_in_split, kept), ``beir_qrels`` (input, doc_quarantined, kept). Malformed lines, duplicate ids,
 and qrels naming unknown queries or documents raise :class:`IngestError` with file and line.
 """
+
 from __future__ import annotations
 
 import time
@@ -57,10 +58,15 @@ def build_beir(directory: Path, corpus: str | None = None, split: str = "test") 
     """Read a BEIR directory into a :class:`FlatCorpus` (no warehouse access)."""
     directory = Path(directory)
     built = FlatCorpus(corpus_name(directory, corpus), (str(directory),), meta={"beir_split": split})
-    corpus_file, queries_file, qrels_file = directory / "corpus.jsonl", directory / "queries.jsonl", \
-        directory / "qrels" / f"{split}.tsv"
+    corpus_file, queries_file, qrels_file = (
+        directory / "corpus.jsonl",
+        directory / "queries.jsonl",
+        directory / "qrels" / f"{split}.tsv",
+    )
     if not qrels_file.is_file():
-        raise IngestError(str(qrels_file), None, "qrels file not found", "pass --split with an existing qrels/<split>.tsv")
+        raise IngestError(
+            str(qrels_file), None, "qrels file not found", "pass --split with an existing qrels/<split>.tsv"
+        )
     doc_ids: dict[str, str | None] = {}  # source id -> doc_id (None: quarantined)
     for number, rec in read_jsonl(corpus_file, ("_id", "text")):
         source_id = rec["_id"]
@@ -95,8 +101,11 @@ def build_beir(directory: Path, corpus: str | None = None, split: str = "test") 
     unknown = sorted(set(judged) - set(texts))
     if unknown:
         line = min(n for q in unknown for n, _, _ in judged[q])
-        raise IngestError(str(qrels_file), f"line {line}", f"query-id {unknown[0]!r} is not in {queries_file.name} "
-                          f"({len(unknown)} unknown query ids)")
+        raise IngestError(
+            str(qrels_file),
+            f"line {line}",
+            f"query-id {unknown[0]!r} is not in {queries_file.name} ({len(unknown)} unknown query ids)",
+        )
     for qid in sorted(judged):
         query_id = built.add_query(qid, texts[qid], "beir")
         built.count("beir_queries", "kept")
@@ -110,8 +119,9 @@ def build_beir(directory: Path, corpus: str | None = None, split: str = "test") 
     return built
 
 
-def load_beir(con: duckdb.DuckDBPyConnection, directory: Path | str, corpus: str | None = None,
-              split: str = "test") -> dict:
+def load_beir(
+    con: duckdb.DuckDBPyConnection, directory: Path | str, corpus: str | None = None, split: str = "test"
+) -> dict:
     """Build (:func:`build_beir`) and replace the corpus's rows in one transaction; returns the summary."""
     started = time.perf_counter()
     built = build_beir(Path(directory), corpus, split)

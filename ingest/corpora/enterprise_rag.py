@@ -29,6 +29,7 @@ the query is loaded without an answer). ``query_type`` = ``question_type``; tabl
 ``source_types`` (sorted, joined by ``+``), where given. A load that would leave no
 document or no query is refused before anything is written (the corpus keeps what it had).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,17 +46,20 @@ from ingest.corpora.utf8 import read_text
 from ingest.errors import IngestError
 
 _EXPORT_NAME = re.compile(r"^(dsid_[0-9a-f]{32})__.*\.txt$")
-NO_CORPUS = ("the shared EnterpriseRAG-Bench folder holds questions and qrels only (no documents); download the "
-             "official export (onyx-dot-app/EnterpriseRAG-Bench: export_data/ .txt files or generated_data/sources/ "
-             "JSON) or build the slice PROVENANCE.md describes, and pass it with --documents")
+NO_CORPUS = (
+    "the shared EnterpriseRAG-Bench folder holds questions and qrels only (no documents); download the "
+    "official export (onyx-dot-app/EnterpriseRAG-Bench: export_data/ .txt files or generated_data/sources/ "
+    "JSON) or build the slice PROVENANCE.md describes, and pass it with --documents"
+)
 
 
 def _json_document(path: Path, data: dict) -> tuple[str, str, str]:
     """``(dsid, title, body)`` of a raw source JSON document (module doc)."""
     title_field, content_fields = data.get("title_field_name"), data.get("content_field_names")
     if not isinstance(title_field, str) or not isinstance(content_fields, list) or title_field not in data:
-        raise IngestError(str(path), data["dataset_doc_uuid"], "source JSON lacks a valid title_field_name / "
-                          "content_field_names")
+        raise IngestError(
+            str(path), data["dataset_doc_uuid"], "source JSON lacks a valid title_field_name / content_field_names"
+        )
     parts = []
     for name in content_fields:
         if name not in data:
@@ -143,8 +147,9 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
                 built.count("erb_qrels", "kept")
             else:
                 built.count("erb_qrels", "missing_doc")
-                built.quarantine_record(str(questions), f"{qid} -> {dsid}", "erb_qrels",
-                                        "expected document not in the corpus")
+                built.quarantine_record(
+                    str(questions), f"{qid} -> {dsid}", "erb_qrels", "expected document not in the corpus"
+                )
         if not judged:
             built.count("erb_questions", "no_judged_document")
             continue
@@ -163,15 +168,19 @@ def build_enterprise_rag(questions: Path, documents: Path | str | None, corpus: 
             built.count("erb_answers", "no_gold_answer")
         else:  # a number, list or object: loaded without an answer, never silently
             built.count("erb_answers", "not_a_string")
-            built.quarantine_record(f"{questions}:{number}", qid, "erb_answers",
-                                    f"gold_answer is {json_kind(answer)}, not a string: the query is loaded "
-                                    "without a gold answer")
+            built.quarantine_record(
+                f"{questions}:{number}",
+                qid,
+                "erb_answers",
+                f"gold_answer is {json_kind(answer)}, not a string: the query is loaded without a gold answer",
+            )
         built.count("erb_questions", "kept")
     return built
 
 
-def load_enterprise_rag(con: duckdb.DuckDBPyConnection, questions: Path | str, documents: Path | str | None,
-                        corpus: str = "enterprise_rag") -> dict:
+def load_enterprise_rag(
+    con: duckdb.DuckDBPyConnection, questions: Path | str, documents: Path | str | None, corpus: str = "enterprise_rag"
+) -> dict:
     """Build (:func:`build_enterprise_rag`) and replace the corpus's rows in one transaction; returns the summary."""
     started = time.perf_counter()
     built = build_enterprise_rag(Path(questions), documents, corpus)

@@ -21,6 +21,7 @@ conflicting_title, empty_text, empty_title [quarantined: documents are named by 
 that would leave no document or no query is refused before anything is written. A malformed file or record raises
 :class:`IngestError` naming the file and the line (JSON syntax) or record (index and ``_id``).
 """
+
 from __future__ import annotations
 
 import time
@@ -47,13 +48,18 @@ def _check(path: Path, index: int, rec: object) -> None:
             raise _record_error(path, index, rec, f"missing or non-string field {key!r}")
     context = rec.get("context")
     if not isinstance(context, list) or not all(
-        isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and isinstance(c[1], list)
-        and all(isinstance(s, str) for s in c[1]) for c in context
+        isinstance(c, list)
+        and len(c) == 2
+        and isinstance(c[0], str)
+        and isinstance(c[1], list)
+        and all(isinstance(s, str) for s in c[1])
+        for c in context
     ):
         raise _record_error(path, index, rec, "'context' must be a list of [title, [sentences]]")
     facts = rec.get("supporting_facts")
-    if not isinstance(facts, list) or not all(isinstance(f, list) and len(f) == 2 and isinstance(f[0], str)
-                                              for f in facts):
+    if not isinstance(facts, list) or not all(
+        isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) for f in facts
+    ):
         raise _record_error(path, index, rec, "'supporting_facts' must be a list of [title, sentence index]")
     titles = {c[0] for c in context}
     missing = sorted({f[0] for f in facts} - titles)
@@ -61,8 +67,9 @@ def _check(path: Path, index: int, rec: object) -> None:
         raise _record_error(path, index, rec, f"supporting-fact titles {missing} are not among its context titles")
 
 
-def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = None,
-                   split: str | None = "dev") -> FlatCorpus:
+def build_hotpotqa(
+    path: Path, corpus: str = "hotpotqa", limit: int | None = None, split: str | None = "dev"
+) -> FlatCorpus:
     """Read a distractor JSON file into a :class:`FlatCorpus` (no warehouse access).
 
     Records after the first ``limit`` are only counted (``beyond_limit``), never checked or kept."""
@@ -85,20 +92,29 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
         seen_ids.add(rec["_id"])
         if not rec["question"].strip():
             built.count("hotpotqa_questions", "empty_question")
-            built.quarantine_record(str(path), f"{index} (_id {rec['_id']!r})", "hotpotqa_questions",
-                                    "the question is empty or whitespace: not loaded, nor its paragraphs")
+            built.quarantine_record(
+                str(path),
+                f"{index} (_id {rec['_id']!r})",
+                "hotpotqa_questions",
+                "the question is empty or whitespace: not loaded, nor its paragraphs",
+            )
             continue
         for title, sentences in rec["context"]:
             built.count("hotpotqa_paragraphs", "input")
             body = "".join(sentences).strip()
             if not title.strip():
                 built.count("hotpotqa_paragraphs", "empty_title")
-                built.quarantine_record(str(path), f"{title!r} (question {rec['_id']})", "hotpotqa_paragraphs",
-                                        "empty title: a document is named by its title")
+                built.quarantine_record(
+                    str(path),
+                    f"{title!r} (question {rec['_id']})",
+                    "hotpotqa_paragraphs",
+                    "empty title: a document is named by its title",
+                )
             elif not body:
                 built.count("hotpotqa_paragraphs", "empty_text")
-                built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
-                                        "empty text")
+                built.quarantine_record(
+                    str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs", "empty text"
+                )
             elif title not in bodies:
                 bodies[title] = body
                 built.add_document(title, title, body, str(path), split)
@@ -107,8 +123,12 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
                 built.count("hotpotqa_paragraphs", "duplicate")
             else:
                 built.count("hotpotqa_paragraphs", "conflicting_title")
-                built.quarantine_record(str(path), f"{title} (question {rec['_id']})", "hotpotqa_paragraphs",
-                                        "same title as an earlier paragraph with a different text; the first is kept")
+                built.quarantine_record(
+                    str(path),
+                    f"{title} (question {rec['_id']})",
+                    "hotpotqa_paragraphs",
+                    "same title as an earlier paragraph with a different text; the first is kept",
+                )
         query_id = built.add_query(rec["_id"], rec["question"], rec["type"])
         built.add_answers(query_id, [rec["answer"]])
         if isinstance(rec.get("level"), str) and rec["level"].strip():
@@ -116,14 +136,23 @@ def build_hotpotqa(path: Path, corpus: str = "hotpotqa", limit: int | None = Non
         built.count("hotpotqa_questions", "kept")
         for title in sorted({f[0] for f in rec["supporting_facts"]}):
             if title not in bodies:
-                raise _record_error(path, index, rec, f"supporting-fact paragraph {title!r} was not loaded "
-                                    "(empty text or title; see the quarantine)")
+                raise _record_error(
+                    path,
+                    index,
+                    rec,
+                    f"supporting-fact paragraph {title!r} was not loaded (empty text or title; see the quarantine)",
+                )
             built.add_qrel(query_id, f"{corpus}/{title}", 1)
     return built
 
 
-def load_hotpotqa(con: duckdb.DuckDBPyConnection, path: Path | str, corpus: str = "hotpotqa",
-                  limit: int | None = None, split: str = "dev") -> dict:
+def load_hotpotqa(
+    con: duckdb.DuckDBPyConnection,
+    path: Path | str,
+    corpus: str = "hotpotqa",
+    limit: int | None = None,
+    split: str = "dev",
+) -> dict:
     """Build (:func:`build_hotpotqa`) and replace the corpus's rows in one transaction; returns the summary.
 
     ``split`` is recorded in ``documents.split`` and ``corpus_meta`` (``train`` for the train file)."""

@@ -7,6 +7,7 @@ file in blocks of :data:`BLOCK` characters and decodes one element at a time wit
 decode within :data:`MAX_ELEMENT` characters, a missing ``[`` / ``,`` / ``]``, trailing text or bytes
 that are not UTF-8 raise :class:`~ingest.errors.IngestError` naming the file and the line.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -39,13 +40,13 @@ class _Reader:
             block = self.decoder.decode(raw, final=not raw)
         except UnicodeDecodeError as exc:  # exc.object: the undecoded bytes of earlier reads, then ``raw``
             start = self.offset - len(exc.object) + exc.start
-            line = self.line_at(len(self.buf)) + exc.object[:exc.start].count(b"\n")
+            line = self.line_at(len(self.buf)) + exc.object[: exc.start].count(b"\n")
             raise not_utf8(str(self.path), line, exc.object[exc.start], start) from None
         if not block and not raw:
             self.eof = True
             return False
         self.line += self.buf.count("\n", 0, self.pos)
-        self.buf = self.buf[self.pos:] + block
+        self.buf = self.buf[self.pos :] + block
         self.pos = 0
         return True
 

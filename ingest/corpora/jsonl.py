@@ -7,6 +7,7 @@ naming the file and the line (1-based): bytes that are not UTF-8 (with the byte 
 is JSON but not an object (``[1, 2]``, ``null``, ``"text"``), and, when ``required`` names fields, a
 record where one of them is missing or not a string.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,14 @@ from typing import Iterator
 from ingest.corpora.utf8 import lines
 from ingest.errors import IngestError
 
-_JSON_TYPES = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean",
-               type(None): "null"}
+_JSON_TYPES = {
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 def json_kind(value: object) -> str:
@@ -25,8 +32,9 @@ def json_kind(value: object) -> str:
     return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
-def iter_jsonl(path: Path | str, required: tuple[str, ...] = (),
-               missing_hint: str | None = None) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(
+    path: Path | str, required: tuple[str, ...] = (), missing_hint: str | None = None
+) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)`` of every non-blank line of ``path`` (see module doc).
     ``missing_hint`` is added to the 'file not found' error."""
     path = Path(path)
@@ -38,11 +46,19 @@ def iter_jsonl(path: Path | str, required: tuple[str, ...] = (),
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise IngestError(str(path), f"line {number}", f"invalid JSON: {exc.msg} (column {exc.colno})",
-                              "each line must be one JSON object") from None
+            raise IngestError(
+                str(path),
+                f"line {number}",
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                "each line must be one JSON object",
+            ) from None
         if not isinstance(record, dict):
-            raise IngestError(str(path), f"line {number}", f"expected a JSON object, got {json_kind(record)}",
-                              "each line must be one JSON object")
+            raise IngestError(
+                str(path),
+                f"line {number}",
+                f"expected a JSON object, got {json_kind(record)}",
+                "each line must be one JSON object",
+            )
         missing = [k for k in required if not isinstance(record.get(k), str)]
         if missing:
             raise IngestError(str(path), f"line {number}", f"missing or non-string field(s) {missing}")

@@ -14,6 +14,7 @@ Stored long: ``labels(entity, id, label, value, origin = 'analyst', source_file)
 slices the queries whose ``doc_id`` is that document (``int_query_labels``); queries without a document
 (BEIR, HotpotQA) take no document label.
 """
+
 from __future__ import annotations
 
 import csv
@@ -76,7 +77,9 @@ def read_labels(path: Path, known_ids: set[str], entity: str) -> tuple[list[str]
                 if name in labels[:i]:
                     raise _fail(path, 1, f"label {name!r} is given twice")
                 if name in reserved:
-                    raise _fail(path, 1, f"label {name!r} is a built-in label (seeds/slice_labels.csv): name it otherwise")
+                    raise _fail(
+                        path, 1, f"label {name!r} is a built-in label (seeds/slice_labels.csv): name it otherwise"
+                    )
             for fields in reader:
                 number = reader.line_num
                 if not any(f.strip() for f in fields):
@@ -85,9 +88,13 @@ def read_labels(path: Path, known_ids: set[str], entity: str) -> tuple[list[str]
                     raise _fail(path, number, f"expected {len(names)} fields ({', '.join(names)}), got {len(fields)}")
                 ident = fields[0].strip()
                 if ident not in known_ids:
-                    raise _fail(path, number, f"unknown {ENTITIES[entity][1]} {ident!r} (not in the warehouse's {entity})")
+                    raise _fail(
+                        path, number, f"unknown {ENTITIES[entity][1]} {ident!r} (not in the warehouse's {entity})"
+                    )
                 if ident in seen:
-                    raise _fail(path, number, f"{ENTITIES[entity][1]} {ident!r} is given twice (first on line {seen[ident]})")
+                    raise _fail(
+                        path, number, f"{ENTITIES[entity][1]} {ident!r} is given twice (first on line {seen[ident]})"
+                    )
                 seen[ident] = number
                 rows.extend((ident, label, value.strip()) for label, value in zip(labels, fields[1:]) if value.strip())
         except csv.Error as exc:
@@ -108,20 +115,32 @@ def add_labels(con: duckdb.DuckDBPyConnection, path: str | Path, entity: str) ->
     table, column = ENTITIES[entity]
     known = {r[0] for r in con.execute(f"SELECT {column} FROM {table}").fetchall()}
     labels, rows = read_labels(path, known, entity)
-    other = [r[0] for r in con.execute(
-        "SELECT DISTINCT label FROM labels WHERE entity <> ? AND label IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1",
-        [entity, labels]).fetchall()]
+    other = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT label FROM labels WHERE entity <> ? AND label IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1",
+            [entity, labels],
+        ).fetchall()
+    ]
     if other:
         raise _fail(path, 1, f"label {other[0]!r} is already a label of the other entity: name it otherwise")
-    replaced = tuple(r[0] for r in con.execute(
-        "SELECT DISTINCT label FROM labels WHERE entity = ? AND label IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1",
-        [entity, labels]).fetchall())
-    data = pa.table({"entity": pa.array([entity] * len(rows), pa.string()),
-                     "id": pa.array([r[0] for r in rows], pa.string()),
-                     "label": pa.array([r[1] for r in rows], pa.string()),
-                     "value": pa.array([r[2] for r in rows], pa.string()),
-                     "origin": pa.array(["analyst"] * len(rows), pa.string()),
-                     "source_file": pa.array([str(path)] * len(rows), pa.string())})
+    replaced = tuple(
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT label FROM labels WHERE entity = ? AND label IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1",
+            [entity, labels],
+        ).fetchall()
+    )
+    data = pa.table(
+        {
+            "entity": pa.array([entity] * len(rows), pa.string()),
+            "id": pa.array([r[0] for r in rows], pa.string()),
+            "label": pa.array([r[1] for r in rows], pa.string()),
+            "value": pa.array([r[2] for r in rows], pa.string()),
+            "origin": pa.array(["analyst"] * len(rows), pa.string()),
+            "source_file": pa.array([str(path)] * len(rows), pa.string()),
+        }
+    )
     with transaction(con):
         replace_where(con, "labels", "entity = ? AND label IN (SELECT unnest(?::VARCHAR[]))", [entity, labels], data)
     return AddedLabels(entity, tuple(labels), len({r[0] for r in rows}), len(rows), replaced)

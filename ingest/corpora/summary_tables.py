@@ -1,4 +1,5 @@
 """Rich tables the loaders' summaries share: a row of counts and the funnel per stage."""
+
 from __future__ import annotations
 
 from rich.markup import escape

@@ -1,5 +1,6 @@
 """Source files read as UTF-8, with the error every loader gives for bytes that are not: the file,
 the line (1-based) and the byte offset (0-based, from the start of the file) of the first bad byte."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """LLM-written, leakage-filtered queries over gold spans (the Wikipedia benchmark; see :mod:`.stage`)."""
+
 from __future__ import annotations
 
 from ingest.genqueries.stage import QUERY_TYPES, generate_queries

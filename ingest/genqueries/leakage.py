@@ -10,6 +10,7 @@ separator, so punctuation and non-ASCII letters split words). A query is rejecte
 With several gold spans (multihop) the query is checked against each one; the first failing check
 (ROUGE-L before 4-gram, spans in order) is the reason. An empty query is rejected as ``empty``.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -42,7 +43,7 @@ def rouge_l_f1(query: str, span: str) -> float:
 
 
 def ngrams(toks: Sequence[str], n: int = NGRAM) -> set[tuple[str, ...]]:
-    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+    return {tuple(toks[i : i + n]) for i in range(len(toks) - n + 1)}
 
 
 def shared_ngrams(query: str, span: str, n: int = NGRAM) -> set[tuple[str, ...]]:

@@ -13,6 +13,7 @@ depend on which other documents are loaded:
 Words are whitespace-separated tokens. Candidate ids are ``<source id>-<type>-<j>`` with
 ``<source id>`` the doc_id after ``<corpus>/`` and ``j`` the draw number.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,7 +72,9 @@ def sample_candidates(doc: StoredDoc, seed: int, per_doc: int, min_words: int = 
                     if pick not in picks:
                         picks.append(pick)
         else:
-            eligible = [(r.char_start, r.char_end) for r in tops if _words(doc.text[r.char_start:r.char_end]) >= min_words]
+            eligible = [
+                (r.char_start, r.char_end) for r in tops if _words(doc.text[r.char_start : r.char_end]) >= min_words
+            ]
             idx = rng.choice(len(eligible), size=min(per_doc, len(eligible)), replace=False) if eligible else []
             picks = [(eligible[i],) for i in idx]
         out.extend(Candidate(f"{source}-{qtype}-{j}", doc.doc_id, qtype, spans) for j, spans in enumerate(picks))

@@ -27,6 +27,7 @@ type) and ``evidence`` (one row per gold span, ``match_method = 'generated'``). 
 queries, their evidence, funnel rows and the ``genq_*`` settings in ``corpus_meta`` are replaced in one
 transaction. The report includes the BM25 gold-top-1 rate on the finals (:mod:`.bm25`).
 """
+
 from __future__ import annotations
 
 import re
@@ -69,7 +70,7 @@ def _messages(prompt, doc, cand: Candidate, shown: int | None = None) -> tuple[d
         return ({"role": "user", "content": prompt.render(title=doc.title, passage_a=texts[0], passage_b=texts[1])},)
     if shown is not None:
         s, _ = cand.spans[0]
-        texts = [doc.text[s:_paragraph_ends(doc, cand)[shown - 1]].strip()] if shown else [""]
+        texts = [doc.text[s : _paragraph_ends(doc, cand)[shown - 1]].strip()] if shown else [""]
     return ({"role": "user", "content": prompt.render(title=doc.title, passage=texts[0])},)
 
 
@@ -91,13 +92,29 @@ def _quantiles(values: list[float]) -> dict | None:
     if not values:
         return None
     q = np.percentile(values, [0, 25, 50, 75, 100])
-    return {"n": len(values), "mean": float(np.mean(values)), "min": float(q[0]), "q1": float(q[1]),
-            "median": float(q[2]), "q3": float(q[3]), "max": float(q[4])}
+    return {
+        "n": len(values),
+        "mean": float(np.mean(values)),
+        "min": float(q[0]),
+        "q1": float(q[1]),
+        "median": float(q[2]),
+        "q3": float(q[3]),
+        "max": float(q[4]),
+    }
 
 
-def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", backend: Any = None, *,
-                     seed: int | None = None, per_doc: int = 3, final_per_type: int = FINAL_PER_TYPE,
-                     min_words: int = 40, temperature: float = 0.7, max_tokens: int = 96) -> dict:
+def generate_queries(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str = "wikipedia",
+    backend: Any = None,
+    *,
+    seed: int | None = None,
+    per_doc: int = 3,
+    final_per_type: int = FINAL_PER_TYPE,
+    min_words: int = 40,
+    temperature: float = 0.7,
+    max_tokens: int = 96,
+) -> dict:
     """Run the whole funnel for ``corpus`` and load the finals (module doc); returns the report.
 
     ``seed`` defaults to the LLM config's seed; it drives span sampling, the final draw and the
@@ -109,8 +126,12 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
     docs = {d.doc_id: d for d in read_docs(con, corpus, structure="gold")}
     with_gold = [d for d in docs.values() if d.sections]
     if not with_gold:
-        raise IngestError("warehouse", f"corpus {corpus}", "no document has a gold structure to sample spans from",
-                          "load a corpus with headings (ragwh ingest wikipedia ...)")
+        raise IngestError(
+            "warehouse",
+            f"corpus {corpus}",
+            "no document has a gold structure to sample spans from",
+            "load a corpus with headings (ragwh ingest wikipedia ...)",
+        )
     candidates = [c for d in with_gold for c in sample_candidates(d, seed, per_doc, min_words)]
     sampling = Sampling(temperature=temperature, max_tokens=max_tokens, seed=seed)
     prompts = {t: load_prompt(f"query_{t}") for t in QUERY_TYPES}
@@ -124,9 +145,13 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
         counts[c.query_type]["candidates"] += 1
         counts[c.query_type]["passage_truncated"] += cut
 
-    first = llm.complete([
-        LLMRequest(f"{corpus}/gen-{c.cand_id}", prompts[c.query_type].key, messages, sampling)
-        for c, (messages, _) in zip(candidates, fitted)], label=f"generate-queries [{corpus}]")
+    first = llm.complete(
+        [
+            LLMRequest(f"{corpus}/gen-{c.cand_id}", prompts[c.query_type].key, messages, sampling)
+            for c, (messages, _) in zip(candidates, fitted)
+        ],
+        label=f"generate-queries [{corpus}]",
+    )
     survivors: list[tuple[Candidate, str]] = []
     rouge_first: list[float] = []
     for c, answer in zip(candidates, first):
@@ -139,10 +164,22 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
             counts[c.query_type]["survivors"] += 1
             survivors.append((c, query))
 
-    second = llm.complete([
-        LLMRequest(f"{corpus}/gen-{c.cand_id}:paraphrase", paraphrase.key,
-                   ({"role": "user", "content": paraphrase.render(query=q)},), sampling)
-        for c, q in survivors], label=f"paraphrase [{corpus}]") if survivors else []
+    second = (
+        llm.complete(
+            [
+                LLMRequest(
+                    f"{corpus}/gen-{c.cand_id}:paraphrase",
+                    paraphrase.key,
+                    ({"role": "user", "content": paraphrase.render(query=q)},),
+                    sampling,
+                )
+                for c, q in survivors
+            ],
+            label=f"paraphrase [{corpus}]",
+        )
+        if survivors
+        else []
+    )
     passed: dict[str, list[tuple[Candidate, str]]] = {t: [] for t in QUERY_TYPES}
     for (c, _), answer in zip(survivors, second):
         query = clean_query(answer.text)
@@ -162,8 +199,19 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
         counts[qtype]["final"] = len(chosen)
         finals.extend(chosen)
 
-    _load(con, corpus, finals, counts, {"genq_seed": seed, "genq_per_doc": per_doc, "genq_min_words": min_words,
-                                        "genq_final_per_type": final_per_type, "genq_model": llm.model})
+    _load(
+        con,
+        corpus,
+        finals,
+        counts,
+        {
+            "genq_seed": seed,
+            "genq_per_doc": per_doc,
+            "genq_min_words": min_words,
+            "genq_final_per_type": final_per_type,
+            "genq_model": llm.model,
+        },
+    )
     final_ids = [f"{corpus}/gen-{c.cand_id}" for c, _ in finals]
     return {
         "corpus": corpus,
@@ -175,8 +223,10 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
         "funnel": {t: dict(sorted(counts[t].items())) for t in QUERY_TYPES},
         "final_per_type_cap": final_per_type,
         "finals": {t: counts[t]["final"] for t in QUERY_TYPES},
-        "rouge_l": {"first_queries": _quantiles(rouge_first),
-                    "finals": _quantiles([max(rouge_l_f1(q, span) for span in span_texts[c.cand_id]) for c, q in finals])},
+        "rouge_l": {
+            "first_queries": _quantiles(rouge_first),
+            "finals": _quantiles([max(rouge_l_f1(q, span) for span in span_texts[c.cand_id]) for c, q in finals]),
+        },
         "calls": llm.calls,
         "cache_hits": llm.hits,
         "bm25": bm25_top1(con, corpus, final_ids),
@@ -184,29 +234,51 @@ def generate_queries(con: duckdb.DuckDBPyConnection, corpus: str = "wikipedia", 
     }
 
 
-def _load(con: duckdb.DuckDBPyConnection, corpus: str, finals: list[tuple[Candidate, str]],
-          counts: dict[str, Counter], meta: dict[str, Any]) -> None:
-    queries = pa.table({
-        "query_id": [f"{corpus}/gen-{c.cand_id}" for c, _ in finals],
-        "doc_id": [c.doc_id for c, _ in finals],
-        "corpus": [corpus] * len(finals),
-        "text": [q for _, q in finals],
-        "query_type": [c.query_type for c, _ in finals],
-    })
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    finals: list[tuple[Candidate, str]],
+    counts: dict[str, Counter],
+    meta: dict[str, Any],
+) -> None:
+    queries = pa.table(
+        {
+            "query_id": [f"{corpus}/gen-{c.cand_id}" for c, _ in finals],
+            "doc_id": [c.doc_id for c, _ in finals],
+            "corpus": [corpus] * len(finals),
+            "text": [q for _, q in finals],
+            "query_type": [c.query_type for c, _ in finals],
+        }
+    )
     ev = [(f"{corpus}/gen-{c.cand_id}", k, c.doc_id, s, e) for c, _ in finals for k, (s, e) in enumerate(c.spans)]
-    evidence = pa.table({
-        "query_id": [r[0] for r in ev],
-        "span_idx": pa.array([r[1] for r in ev], pa.int32()),
-        "doc_id": [r[2] for r in ev],
-        "char_start": pa.array([r[3] for r in ev], pa.int32()),
-        "char_end": pa.array([r[4] for r in ev], pa.int32()),
-        "match_method": ["generated"] * len(ev),
-    })
-    funnel_rows = [(f"generated_queries:{t}", reason, n) for t in QUERY_TYPES for reason, n in sorted(counts[t].items())]
-    funnel = pa.table({"corpus": [corpus] * len(funnel_rows), "stage": [r[0] for r in funnel_rows],
-                       "reason": [r[1] for r in funnel_rows], "n": pa.array([r[2] for r in funnel_rows], pa.int64())})
-    meta_table = pa.table({"corpus": [corpus] * len(meta), "key": list(meta),
-                           "value": ["none" if v is None else str(v) for v in meta.values()]})
+    evidence = pa.table(
+        {
+            "query_id": [r[0] for r in ev],
+            "span_idx": pa.array([r[1] for r in ev], pa.int32()),
+            "doc_id": [r[2] for r in ev],
+            "char_start": pa.array([r[3] for r in ev], pa.int32()),
+            "char_end": pa.array([r[4] for r in ev], pa.int32()),
+            "match_method": ["generated"] * len(ev),
+        }
+    )
+    funnel_rows = [
+        (f"generated_queries:{t}", reason, n) for t in QUERY_TYPES for reason, n in sorted(counts[t].items())
+    ]
+    funnel = pa.table(
+        {
+            "corpus": [corpus] * len(funnel_rows),
+            "stage": [r[0] for r in funnel_rows],
+            "reason": [r[1] for r in funnel_rows],
+            "n": pa.array([r[2] for r in funnel_rows], pa.int64()),
+        }
+    )
+    meta_table = pa.table(
+        {
+            "corpus": [corpus] * len(meta),
+            "key": list(meta),
+            "value": ["none" if v is None else str(v) for v in meta.values()],
+        }
+    )
     prefix = f"{corpus}/gen-"
     with transaction(con):
         replace_where(con, "queries", "corpus = ? AND starts_with(query_id, ?)", [corpus, prefix], queries)

@@ -5,6 +5,7 @@
 ``llm_calls`` cache in front of it (or of nothing, in replay-only mode). Stages receive the
 :class:`~ingest.llm.cache.LLMCache`.
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -15,8 +16,22 @@ from ingest.llm.config import LLMConfig, load_llm_config
 from ingest.llm.prompts import Prompt, load_prompt
 
 __all__ = [
-    "Completion", "LLMBackend", "LLMCache", "LLMCacheMiss", "LLMFailedShare", "LLMConfig", "LLMError", "LLMRequest", "Prompt", "Sampling",
-    "as_llm", "cache_key", "load_llm_config", "load_prompt", "make_backend", "open_llm",
+    "Completion",
+    "LLMBackend",
+    "LLMCache",
+    "LLMCacheMiss",
+    "LLMFailedShare",
+    "LLMConfig",
+    "LLMError",
+    "LLMRequest",
+    "Prompt",
+    "Sampling",
+    "as_llm",
+    "cache_key",
+    "load_llm_config",
+    "load_prompt",
+    "make_backend",
+    "open_llm",
 ]
 
 
@@ -35,8 +50,13 @@ def make_backend(config: LLMConfig) -> LLMBackend:
     return OpenAIHTTPBackend(config)
 
 
-def open_llm(con: duckdb.DuckDBPyConnection, backend: LLMBackend | None = None,
-             config: LLMConfig | None = None, *, progress: bool = True) -> LLMCache:
+def open_llm(
+    con: duckdb.DuckDBPyConnection,
+    backend: LLMBackend | None = None,
+    config: LLMConfig | None = None,
+    *,
+    progress: bool = True,
+) -> LLMCache:
     """The cache every stage talks to: ``backend`` if given, else the configured one; in replay-only
     mode only cached answers are available, and no backend is built except a ``transformers`` one
     (it loads only its tokenizer, to fit prompts to the model's context exactly as when they were
@@ -45,14 +65,23 @@ def open_llm(con: duckdb.DuckDBPyConnection, backend: LLMBackend | None = None,
     if backend is None and (not config.replay_only or config.backend == "transformers"):
         backend = make_backend(config)
     model = backend.model if backend is not None else config.model
-    return LLMCache(con, backend, model=model, replay_only=config.replay_only,
-                    commit_every=config.commit_every, seed=config.seed, progress=progress,
-                    max_failed_share=config.max_failed_share, max_attempts=config.max_attempts,
-                    retry_failed=config.retry_failed)
+    return LLMCache(
+        con,
+        backend,
+        model=model,
+        replay_only=config.replay_only,
+        commit_every=config.commit_every,
+        seed=config.seed,
+        progress=progress,
+        max_failed_share=config.max_failed_share,
+        max_attempts=config.max_attempts,
+        retry_failed=config.retry_failed,
+    )
 
 
-def as_llm(con: duckdb.DuckDBPyConnection, llm: LLMCache | LLMBackend | None,
-           config: LLMConfig | None = None) -> LLMCache:
+def as_llm(
+    con: duckdb.DuckDBPyConnection, llm: LLMCache | LLMBackend | None, config: LLMConfig | None = None
+) -> LLMCache:
     """What a stage was given, as a cache: an :class:`LLMCache` as is, a bare backend behind the
     cache, or (None) the configured backend behind the cache."""
     if isinstance(llm, LLMCache):

@@ -3,6 +3,7 @@
 A backend turns a batch of chat requests into one :class:`Completion` each, in order. Backends never
 cache: :class:`ingest.llm.cache.LLMCache` sits in front of every backend, so a stage talks to the cache.
 """
+
 from __future__ import annotations
 
 import json

@@ -30,6 +30,7 @@ so a rerun with nothing changed makes no call. ``retry_failed`` (``ragwh run --r
 ``max_failed_share`` of one :meth:`LLMCache.complete` call's answers failed, it raises
 :class:`LLMFailedShare` (one line) after storing the good answers.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -77,9 +78,20 @@ class LLMCache:
     never asked to generate, only to fit prompts to its context (:meth:`fits`) as when they were made.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, backend: LLMBackend | None, *, model: str | None = None,
-                 replay_only: bool = False, commit_every: int = 64, seed: int = 20260710, progress: bool = True,
-                 max_failed_share: float = 1.0, max_attempts: int = 2, retry_failed: bool = False):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        backend: LLMBackend | None,
+        *,
+        model: str | None = None,
+        replay_only: bool = False,
+        commit_every: int = 64,
+        seed: int = 20260710,
+        progress: bool = True,
+        max_failed_share: float = 1.0,
+        max_attempts: int = 2,
+        retry_failed: bool = False,
+    ):
         if backend is None and not replay_only:
             raise ValueError("LLMCache needs a backend unless replay_only is set")
         self.model = model or (backend.model if backend is not None else "")
@@ -113,13 +125,15 @@ class LLMCache:
         window = self.backend.context_window() if self.backend is not None else None
         return window is None or self.backend.prompt_tokens(messages) + max_tokens <= window
 
-    def generate(self, requests: Sequence[LLMRequest], label: str = "LLM calls",
-                 usable: Callable[[str], bool] | None = None) -> list[str]:
+    def generate(
+        self, requests: Sequence[LLMRequest], label: str = "LLM calls", usable: Callable[[str], bool] | None = None
+    ) -> list[str]:
         """The answer text of each request, in order (see :meth:`complete`)."""
         return [c.text for c in self.complete(requests, label, usable)]
 
-    def complete(self, requests: Sequence[LLMRequest], label: str = "LLM calls",
-                 usable: Callable[[str], bool] | None = None) -> list[Completion]:
+    def complete(
+        self, requests: Sequence[LLMRequest], label: str = "LLM calls", usable: Callable[[str], bool] | None = None
+    ) -> list[Completion]:
         """One completion per request, in order; identical requests are answered once. ``usable(text)``:
         whether the stage can use an answer (default: not empty after trimming); one that is not is a
         failed call (module doc)."""
@@ -139,7 +153,8 @@ class LLMCache:
             names = ", ".join(f"{r.item_id} ({r.prompt})" for r in missing[:5])
             raise LLMCacheMiss(
                 f"replay-only: {len(missing)} request(s) not in llm_calls, first: {names} "
-                f"(unset {ENV['replay_only']} / drop --replay-only to generate them, with model {self.model!r})")
+                f"(unset {ENV['replay_only']} / drop --replay-only to generate them, with model {self.model!r})"
+            )
         attempts = {} if self.replay_only else self._attempts(sorted(first_of))
         final: set[str] = set()
         if not self.retry_failed:  # asked in max_attempts runs already: kept as a final failure, not asked
@@ -149,28 +164,40 @@ class LLMCache:
         if pending:
             with Progress(disable=not self.progress) as bar:
                 task = bar.add_task(f"{label} ({self.backend_name}, {len(pending)} to generate)", total=len(pending))
-                blocks = [pending[start:start + self.commit_every] for start in range(0, len(pending), self.commit_every)]
+                blocks = [
+                    pending[start : start + self.commit_every] for start in range(0, len(pending), self.commit_every)
+                ]
                 done = 0
                 for batch, answers in zip(blocks, self.backend.generate_blocks([[r for _, r in b] for b in blocks])):
                     done += 1
                     if len(answers) != len(batch) or not all(isinstance(a, Completion) for a in answers):
-                        raise LLMError(f"backend {self.backend_name} returned {len(answers)} answers for "
-                                       f"{len(batch)} requests (one Completion per request expected)")
+                        raise LLMError(
+                            f"backend {self.backend_name} returned {len(answers)} answers for "
+                            f"{len(batch)} requests (one Completion per request expected)"
+                        )
                     good = [i for i, a in enumerate(answers) if usable(a.text)]
-                    self._store([batch[i] for i in good], [answers[i] for i in good],
-                                [(batch[i], answers[i]) for i in range(len(batch)) if i not in set(good)])
+                    self._store(
+                        [batch[i] for i in good],
+                        [answers[i] for i in good],
+                        [(batch[i], answers[i]) for i in range(len(batch)) if i not in set(good)],
+                    )
                     stored.update({k: a for (k, _), a in zip(batch, answers) if usable(a.text)})
                     failed_now.update({k: a for (k, _), a in zip(batch, answers) if not usable(a.text)})
                     self.calls += len(batch)
                     bar.advance(task, len(batch))
                 if done != len(blocks):
-                    raise LLMError(f"backend {self.backend_name} answered {done} of {len(blocks)} blocks of requests "
-                                   "(one list of completions per block expected); the answered blocks are stored")
+                    raise LLMError(
+                        f"backend {self.backend_name} answered {done} of {len(blocks)} blocks of requests "
+                        "(one list of completions per block expected); the answered blocks are stored"
+                    )
         out = [stored[k] if k in stored else failed_now[k] for k in keys]
         failed = [r for r, k in zip(requests, keys) if k not in stored]
         # final: asked in max_attempts runs (this one included); the rest are asked again next run
-        is_final = set() if self.replay_only else {
-            k for k in failed_now if k in final or attempts.get(k, 0) + 1 >= self.max_attempts}
+        is_final = (
+            set()
+            if self.replay_only
+            else {k for k in failed_now if k in final or attempts.get(k, 0) + 1 >= self.max_attempts}
+        )
         final_failed = [r for r, k in zip(requests, keys) if k not in stored and k in is_final]
         again = [r for r, k in zip(requests, keys) if k not in stored and k not in is_final]
         self.failed += len(again)
@@ -179,21 +206,38 @@ class LLMCache:
             raise LLMFailedShare(
                 f"{label}: {len(failed)} of {len(requests)} answers failed (empty or unusable; first: "
                 f"{failed[0].item_id}), more than llm.max_failed_share = {self.max_failed_share:g}; they are not "
-                + ("cached, so the next run asks for them again" if not final_failed else
-                   f"cached; {len(final_failed)} failed in llm.max_attempts = {self.max_attempts} runs and are kept as final "
-                   "failures (ragwh run --retry-failed asks them again)")
-                + f": check the server ({self.backend_name}) and the model {self.model!r}")
+                + (
+                    "cached, so the next run asks for them again"
+                    if not final_failed
+                    else f"cached; {len(final_failed)} failed in llm.max_attempts = {self.max_attempts} runs and are kept as final "
+                    "failures (ragwh run --retry-failed asks them again)"
+                )
+                + f": check the server ({self.backend_name}) and the model {self.model!r}"
+            )
         cut = [r for r, c in zip(requests, out) if c.cut]
         empty = [r for r, c in zip(requests, out) if not c.text.strip()]
         self.cut += len(cut)
         self.empty += len(empty)
-        for what, which in (("cut at max_tokens", cut), ("empty", empty),
-                            ("failed (empty or unusable; not cached, asked again next run)", again),
-                            (f"failed in {self.max_attempts} run(s) (empty or unusable): kept as final failures, not "
-                             "asked again (ragwh run --retry-failed asks them)", final_failed)):
+        for what, which in (
+            ("cut at max_tokens", cut),
+            ("empty", empty),
+            ("failed (empty or unusable; not cached, asked again next run)", again),
+            (
+                f"failed in {self.max_attempts} run(s) (empty or unusable): kept as final failures, not "
+                "asked again (ragwh run --retry-failed asks them)",
+                final_failed,
+            ),
+        ):
             if which:
-                log.warning("%s: %d of %d answers %s (first: %s, %s)", label, len(which), len(out), what,
-                            which[0].item_id, which[0].prompt)
+                log.warning(
+                    "%s: %d of %d answers %s (first: %s, %s)",
+                    label,
+                    len(which),
+                    len(out),
+                    what,
+                    which[0].item_id,
+                    which[0].prompt,
+                )
         return out
 
     def _by_key(self, sql: str, keys: list[str]) -> list[tuple]:
@@ -210,13 +254,15 @@ class LLMCache:
         rows = self._by_key(
             "SELECT cache_key, response_text, finish_reason, prompt_tokens, completion_tokens FROM llm_calls "
             "JOIN _llm_keys USING (cache_key) QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at) = 1",
-            keys)
+            keys,
+        )
         return {k: Completion(*v) for k, *v in rows}
 
     def _attempts(self, keys: list[str]) -> dict[str, int]:
         """Per key of ``keys`` with recorded failures, how many runs asked it and got a failed answer."""
-        rows = self._by_key("SELECT cache_key, count(*) FROM llm_failures JOIN _llm_keys USING (cache_key) GROUP BY 1",
-                            keys)
+        rows = self._by_key(
+            "SELECT cache_key, count(*) FROM llm_failures JOIN _llm_keys USING (cache_key) GROUP BY 1", keys
+        )
         return dict(rows)
 
     def _recorded_failures(self, keys: list[str]) -> dict[str, Completion]:
@@ -224,39 +270,51 @@ class LLMCache:
         failures)."""
         rows = self._by_key(
             "SELECT cache_key, response_text FROM llm_failures JOIN _llm_keys USING (cache_key) "
-            "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1", keys)
+            "QUALIFY row_number() OVER (PARTITION BY cache_key ORDER BY created_at DESC, response_text) = 1",
+            keys,
+        )
         return {k: Completion(text) for k, text in rows}
 
-    def _store(self, batch: list[tuple[str, LLMRequest]], answers: list[Completion],
-               failures: list[tuple[tuple[str, LLMRequest], Completion]] = ()) -> None:
+    def _store(
+        self,
+        batch: list[tuple[str, LLMRequest]],
+        answers: list[Completion],
+        failures: list[tuple[tuple[str, LLMRequest], Completion]] = (),
+    ) -> None:
         """Cache ``answers`` (replacing any stored row of their keys: an unusable answer stored before) and
         record ``failures`` in ``llm_failures``, in one transaction."""
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        table = pa.table({
-            "cache_key": [k for k, _ in batch],
-            "model": [self.model] * len(batch),
-            "prompt_name": [r.prompt_name for _, r in batch],
-            "prompt_version": [r.prompt_version for _, r in batch],
-            "item_id": [r.item_id for _, r in batch],
-            "request_json": [json.dumps(r.payload(self.model), sort_keys=True, ensure_ascii=False) for _, r in batch],
-            "response_text": [a.text for a in answers],
-            "backend": [self.backend_name] * len(batch),
-            "created_at": pa.array([now] * len(batch), pa.timestamp("us")),
-            "prompt_tokens": pa.array([a.prompt_tokens for a in answers], pa.int32()),
-            "completion_tokens": pa.array([a.completion_tokens for a in answers], pa.int32()),
-            "finish_reason": pa.array([a.finish_reason for a in answers], pa.string()),
-        })
-        failed = pa.table({
-            "cache_key": [k for (k, _), _ in failures],
-            "model": [self.model] * len(failures),
-            "prompt_name": [r.prompt_name for (_, r), _ in failures],
-            "prompt_version": [r.prompt_version for (_, r), _ in failures],
-            "item_id": [r.item_id for (_, r), _ in failures],
-            "backend": [self.backend_name] * len(failures),
-            "created_at": pa.array([now] * len(failures), pa.timestamp("us")),
-            "reason": ["empty" if not a.text.strip() else "unusable" for _, a in failures],
-            "response_text": [a.text for _, a in failures],
-        })
+        table = pa.table(
+            {
+                "cache_key": [k for k, _ in batch],
+                "model": [self.model] * len(batch),
+                "prompt_name": [r.prompt_name for _, r in batch],
+                "prompt_version": [r.prompt_version for _, r in batch],
+                "item_id": [r.item_id for _, r in batch],
+                "request_json": [
+                    json.dumps(r.payload(self.model), sort_keys=True, ensure_ascii=False) for _, r in batch
+                ],
+                "response_text": [a.text for a in answers],
+                "backend": [self.backend_name] * len(batch),
+                "created_at": pa.array([now] * len(batch), pa.timestamp("us")),
+                "prompt_tokens": pa.array([a.prompt_tokens for a in answers], pa.int32()),
+                "completion_tokens": pa.array([a.completion_tokens for a in answers], pa.int32()),
+                "finish_reason": pa.array([a.finish_reason for a in answers], pa.string()),
+            }
+        )
+        failed = pa.table(
+            {
+                "cache_key": [k for (k, _), _ in failures],
+                "model": [self.model] * len(failures),
+                "prompt_name": [r.prompt_name for (_, r), _ in failures],
+                "prompt_version": [r.prompt_version for (_, r), _ in failures],
+                "item_id": [r.item_id for (_, r), _ in failures],
+                "backend": [self.backend_name] * len(failures),
+                "created_at": pa.array([now] * len(failures), pa.timestamp("us")),
+                "reason": ["empty" if not a.text.strip() else "unusable" for _, a in failures],
+                "response_text": [a.text for _, a in failures],
+            }
+        )
         with transaction(self.con):
             for name, rows, replace in (("llm_calls", table, True), ("llm_failures", failed, False)):
                 if not rows.num_rows:

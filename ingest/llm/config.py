@@ -7,6 +7,7 @@ experiment config (a YAML file whose ``llm:`` mapping holds any field of :class:
 ``api_key``), then the defaults below. The API key is read from the environment only, is sent as a
 bearer token and is never written anywhere (not in ``llm_calls``, not in logs).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -85,13 +86,21 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
-            raise ValueError(f"LLM backend {self.backend!r} unknown: set {ENV['backend']} to one of {', '.join(BACKENDS)}")
+            raise ValueError(
+                f"LLM backend {self.backend!r} unknown: set {ENV['backend']} to one of {', '.join(BACKENDS)}"
+            )
         if self.concurrency < 1 or self.max_retries < 0 or self.timeout_s <= 0 or self.commit_every < 1:
-            raise ValueError("LLM config: concurrency >= 1, max_retries >= 0, timeout_s > 0 and commit_every >= 1 are required")
+            raise ValueError(
+                "LLM config: concurrency >= 1, max_retries >= 0, timeout_s > 0 and commit_every >= 1 are required"
+            )
         unknown = sorted(set(self.max_tokens) - set(STAGE_MAX_TOKENS))
-        if unknown or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()):
-            raise ValueError(f"llm.max_tokens: keys among {', '.join(STAGE_MAX_TOKENS)} with integer values >= 1, "
-                             f"got {dict(self.max_tokens)}")
+        if unknown or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in self.max_tokens.values()
+        ):
+            raise ValueError(
+                f"llm.max_tokens: keys among {', '.join(STAGE_MAX_TOKENS)} with integer values >= 1, "
+                f"got {dict(self.max_tokens)}"
+            )
         if self.structured not in (True, False, None):
             raise ValueError(f"llm.structured: true, false or null (auto), got {self.structured!r}")
 
@@ -166,14 +175,18 @@ def _from_env(key: str, variable: str, text: str) -> Any:
         if key == "structured" and flag == "auto":
             return None
         if flag not in _FLAGS:
-            raise LLMConfigError(key, f"{text!r} is not one of {', '.join(_FLAGS)}"
-                                 + (" or auto" if key == "structured" else ""), variable)
+            raise LLMConfigError(
+                key,
+                f"{text!r} is not one of {', '.join(_FLAGS)}" + (" or auto" if key == "structured" else ""),
+                variable,
+            )
         return _FLAGS[flag]
     return text
 
 
-def check_llm_settings(values: Mapping[str, Any], env: Mapping[str, str] | None = None,
-                       allow_none: bool = False) -> dict[str, Any]:
+def check_llm_settings(
+    values: Mapping[str, Any], env: Mapping[str, str] | None = None, allow_none: bool = False
+) -> dict[str, Any]:
     """Check the ``llm:`` mapping ``values`` and the ``RAGWH_LLM_*`` variables of ``env`` key by key
     (unknown keys, types, ranges; an API key in the mapping); return the merged values (environment
     over mapping). ``allow_none``: ``backend: none`` (no LLM stage) is accepted. Raises
@@ -199,8 +212,9 @@ def check_llm_settings(values: Mapping[str, Any], env: Mapping[str, str] | None 
     return merged
 
 
-def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
-                    env: Mapping[str, str] | None = None) -> LLMConfig:
+def load_llm_config(
+    config: Mapping[str, Any] | str | os.PathLike | None = None, env: Mapping[str, str] | None = None
+) -> LLMConfig:
     """Build the config from an experiment config (a mapping, or a YAML file with an ``llm:`` key)
     and the environment (``os.environ`` unless ``env`` is given); every value is checked
     (:func:`check_llm_settings`)."""
@@ -213,6 +227,8 @@ def load_llm_config(config: Mapping[str, Any] | str | os.PathLike | None = None,
         config = loaded.get("llm", {}) or {}
     values = dict(config or {})
     if values.get("backend") == "none" and not env.get(ENV["backend"]):
-        raise ValueError(f"the experiment config has llm.backend: none; set it (or {ENV['backend']}) to one of "
-                         f"{', '.join(BACKENDS)} to run an LLM stage")
+        raise ValueError(
+            f"the experiment config has llm.backend: none; set it (or {ENV['backend']}) to one of "
+            f"{', '.join(BACKENDS)} to run an LLM stage"
+        )
     return LLMConfig(**check_llm_settings(values, env))

@@ -31,6 +31,7 @@ starts with it, only the new part is read. A1 prompts repeat the whole document 
 the document is read once instead of once per chunk. Key/value caches are preallocated (no copy per
 step); when a quarter of the rows have finished they are dropped from the batch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,17 +77,19 @@ class _Layer(DynamicLayer):
         b, h, _, d = key_states.shape
         self.device = key_states.device
         self._k = torch.empty((b, h, self.capacity, d), dtype=key_states.dtype, device=self.device)
-        self._v = torch.empty((b, h, self.capacity, value_states.shape[-1]), dtype=value_states.dtype, device=self.device)
+        self._v = torch.empty(
+            (b, h, self.capacity, value_states.shape[-1]), dtype=value_states.dtype, device=self.device
+        )
         self.is_initialized = True
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         n = key_states.shape[-2]
-        self._k[:, :, self.length:self.length + n] = key_states
-        self._v[:, :, self.length:self.length + n] = value_states
+        self._k[:, :, self.length : self.length + n] = key_states
+        self._v[:, :, self.length : self.length + n] = value_states
         self.length += n
-        self.keys, self.values = self._k[:, :, :self.length], self._v[:, :, :self.length]
+        self.keys, self.values = self._k[:, :, : self.length], self._v[:, :, : self.length]
         return self.keys, self.values
 
     def get_seq_length(self) -> int:
@@ -104,11 +107,11 @@ class _Layer(DynamicLayer):
         """Copy the single row held so far to ``batch`` rows."""
         self._k = self._k.expand(batch, -1, -1, -1).contiguous()
         self._v = self._v.expand(batch, -1, -1, -1).contiguous()
-        self.keys, self.values = self._k[:, :, :self.length], self._v[:, :, :self.length]
+        self.keys, self.values = self._k[:, :, : self.length], self._v[:, :, : self.length]
 
     def select(self, rows: torch.Tensor) -> None:
         self._k, self._v = self._k[rows], self._v[rows]
-        self.keys, self.values = self._k[:, :, :self.length], self._v[:, :, :self.length]
+        self.keys, self.values = self._k[:, :, : self.length], self._v[:, :, : self.length]
 
 
 @dataclass
@@ -143,8 +146,9 @@ def choose(logits: torch.Tensor, temperature: float, top_p: float, generator: to
 
 
 @torch.inference_mode()
-def decode(lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int,
-           prefix: Prefix | None = None) -> tuple[list[tuple[list[int], str]], Prefix | None]:
+def decode(
+    lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int, prefix: Prefix | None = None
+) -> tuple[list[tuple[list[int], str]], Prefix | None]:
     """Generated token ids (without the end token) and finish reason (``stop`` | ``length``) per row, and
     the prefix read for this batch (to pass to the next call; ``prefix`` is the previous call's)."""
     device = lm.device
@@ -160,13 +164,18 @@ def decode(lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int,
     if shared:
         head = tuple(rows[0].ids[:shared])
         done = 0
-        if prefix is not None and len(prefix.ids) <= shared and head[:len(prefix.ids)] == prefix.ids:
+        if prefix is not None and len(prefix.ids) <= shared and head[: len(prefix.ids)] == prefix.ids:
             for layer, (k, v) in zip(cache.layers, prefix.layers):
                 layer.preload(k, v)
             done = len(prefix.ids)
         if done < shared:
-            lm(input_ids=torch.tensor([list(head[done:])], device=device), cache=cache,
-               position_ids=torch.arange(done, shared, device=device)[None], use_cache=True, logits_to_keep=1)
+            lm(
+                input_ids=torch.tensor([list(head[done:])], device=device),
+                cache=cache,
+                position_ids=torch.arange(done, shared, device=device)[None],
+                use_cache=True,
+                logits_to_keep=1,
+            )
         kept = Prefix(head, [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
         for layer in cache.layers:
             layer.broadcast(n)
@@ -174,12 +183,18 @@ def decode(lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int,
     input_ids = torch.full((n, width), pad, dtype=torch.long)
     own = torch.zeros((n, width), dtype=torch.long)
     for i, s in enumerate(suffixes):
-        input_ids[i, width - len(s):] = torch.tensor(s)
-        own[i, width - len(s):] = 1
+        input_ids[i, width - len(s) :] = torch.tensor(s)
+        own[i, width - len(s) :] = 1
     mask = torch.cat([torch.ones((n, shared), dtype=torch.long), own], dim=1)
     positions = (shared + torch.cumsum(own, dim=1) - 1).clamp(min=0)
-    out = lm(input_ids=input_ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-             cache=cache, use_cache=True, logits_to_keep=1)
+    out = lm(
+        input_ids=input_ids.to(device),
+        attention_mask=mask.to(device),
+        position_ids=positions.to(device),
+        cache=cache,
+        use_cache=True,
+        logits_to_keep=1,
+    )
     logits = out.logits[:, -1].float().cpu()
     next_pos = positions[:, -1] + 1
 
@@ -216,8 +231,13 @@ def decode(lm: Any, rows: Sequence[Row], *, eos: set[int], pad: int,
             mask, next_pos, step = mask[keep], next_pos[keep], step[keep]
             active = [active[b] for b in alive]
         mask = torch.cat([mask, torch.ones((len(active), 1), dtype=torch.long)], dim=1)
-        out = lm(input_ids=step[:, None].to(device), attention_mask=mask.to(device),
-                 position_ids=next_pos[:, None].to(device), cache=cache, use_cache=True)
+        out = lm(
+            input_ids=step[:, None].to(device),
+            attention_mask=mask.to(device),
+            position_ids=next_pos[:, None].to(device),
+            cache=cache,
+            use_cache=True,
+        )
         logits = out.logits[:, -1].float().cpu()
         next_pos = next_pos + 1
     return [(t, f) for t, f in zip(tokens, finish)], kept if kept is not None else prefix

@@ -7,6 +7,7 @@ the first ``k`` of its ``n`` units and asks :func:`fit_count` for the largest ``
 stage records how many inputs were shortened. Backends that do not know their window (HTTP, vLLM)
 always fit: the server enforces its own limit.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence

@@ -14,6 +14,7 @@ JSON is generated compactly (no free whitespace between tokens: a small model le
 spend its whole answer on spaces), keys in the schema's ``properties`` order. The end-of-answer tokens
 are allowed exactly when the JSON is complete.
 """
+
 from __future__ import annotations
 
 import functools
@@ -73,7 +74,7 @@ class Matcher:
         if self._matcher.is_error():
             return False
         bits = np.frombuffer(self._matcher.compute_bitmask(), dtype=np.uint8)
-        allowed = np.unpackbits(bits, bitorder="little")[:self._vocab_size].astype(bool)
+        allowed = np.unpackbits(bits, bitorder="little")[: self._vocab_size].astype(bool)
         if not allowed.any():
             return False
         width = min(len(allowed), logits.shape[-1])

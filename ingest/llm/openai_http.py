@@ -16,6 +16,7 @@ a request with HTTP 400, 422 or 501 is taken to refuse structured output: the ba
 structured request itself, without sending it (never is a structured request answered unconstrained);
 the stage falls back to free-text requests (:mod:`ingest.llm.structured`).
 """
+
 from __future__ import annotations
 
 import time
@@ -26,7 +27,6 @@ import httpx
 
 from ingest.llm.backend import Completion, LLMBackend, LLMError, LLMRequest, SchemaRefused
 from ingest.llm.config import ENV, LLMConfig
-
 
 #: statuses that, answering a request with a response_format, mean the server refuses structured output
 SCHEMA_REFUSED = (400, 422, 501)
@@ -86,8 +86,10 @@ class OpenAIHTTPBackend(LLMBackend):
             "seed": s.seed,
         }
         if request.schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": request.prompt_name, "schema": dict(request.schema), "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.prompt_name, "schema": dict(request.schema), "strict": True},
+            }
         return body
 
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
@@ -98,8 +100,10 @@ class OpenAIHTTPBackend(LLMBackend):
 
     def _one(self, request: LLMRequest) -> Completion:
         if request.schema is not None and self._schema_refused is not None:  # never answer it unconstrained
-            raise SchemaRefused(f"{self.url} refused response_format json_schema earlier ({self._schema_refused}); "
-                                f"item {request.item_id} ({request.prompt}) not sent with its schema")
+            raise SchemaRefused(
+                f"{self.url} refused response_format json_schema earlier ({self._schema_refused}); "
+                f"item {request.item_id} ({request.prompt}) not sent with its schema"
+            )
         body = self.body(request)
         attempts = self.config.max_retries + 1
         last_problem = ""
@@ -114,16 +118,22 @@ class OpenAIHTTPBackend(LLMBackend):
                 last_problem = f"HTTP {response.status_code}: {response.text[:300]}"
                 if "response_format" in body and response.status_code in SCHEMA_REFUSED:
                     self._schema_refused = " ".join(last_problem.split())[:200]
-                    raise SchemaRefused(f"{self.url} refused item {request.item_id} ({request.prompt}) with its "
-                                        f"JSON schema: {self._schema_refused}")
+                    raise SchemaRefused(
+                        f"{self.url} refused item {request.item_id} ({request.prompt}) with its "
+                        f"JSON schema: {self._schema_refused}"
+                    )
                 if not retryable(response.status_code):
-                    raise LLMError(f"{self.url} rejected item {request.item_id} ({request.prompt}): {last_problem} "
-                                   f"(check {ENV['model']}, {ENV['api_key']} and the server's logs)")
+                    raise LLMError(
+                        f"{self.url} rejected item {request.item_id} ({request.prompt}): {last_problem} "
+                        f"(check {ENV['model']}, {ENV['api_key']} and the server's logs)"
+                    )
             if attempt + 1 < attempts:
-                self._sleep(min(self.config.backoff_s * 2 ** attempt, self.config.backoff_max_s))
-        raise LLMError(f"{self.url} failed for item {request.item_id} ({request.prompt}) after {attempts} attempts: "
-                       f"{last_problem} (is the server up at {ENV['base_url']}? raise timeout_s/max_retries in the "
-                       "experiment config; completed items are cached, so a rerun resumes)")
+                self._sleep(min(self.config.backoff_s * 2**attempt, self.config.backoff_max_s))
+        raise LLMError(
+            f"{self.url} failed for item {request.item_id} ({request.prompt}) after {attempts} attempts: "
+            f"{last_problem} (is the server up at {ENV['base_url']}? raise timeout_s/max_retries in the "
+            "experiment config; completed items are cached, so a rerun resumes)"
+        )
 
     def _content(self, response: httpx.Response, request: LLMRequest) -> Completion:
         try:
@@ -131,14 +141,17 @@ class OpenAIHTTPBackend(LLMBackend):
             choice = payload["choices"][0]
             content = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.url} answered item {request.item_id} without choices[0].message.content "
-                           f"({type(exc).__name__}): {response.text[:300]}") from exc
+            raise LLMError(
+                f"{self.url} answered item {request.item_id} without choices[0].message.content "
+                f"({type(exc).__name__}): {response.text[:300]}"
+            ) from exc
         if not isinstance(content, str):
             raise LLMError(f"{self.url} answered item {request.item_id} with non-text content: {content!r:.200}")
         reason = choice.get("finish_reason") if isinstance(choice, dict) else None
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-        return Completion(content, finish_reason(reason), _count(usage.get("prompt_tokens")),
-                          _count(usage.get("completion_tokens")))
+        return Completion(
+            content, finish_reason(reason), _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -11,6 +11,7 @@ schema stands for a per-request bound and is replaced by the value given to :met
 structured output is on (:mod:`ingest.llm.structured`). Free-text prompts (contexts, queries,
 paraphrases, rewrites, reader answers) have no schema.
 """
+
 from __future__ import annotations
 
 import json

@@ -31,6 +31,7 @@ Generation runs on Ray actors (Ray Core's ``ActorPool``), not as a Ray Data job 
 job starts its actors afresh, and the cache asks once per stage and strategy, which would reload a vLLM model
 each time.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,14 +49,21 @@ RAY_BACKENDS = ("vllm", "transformers")
 
 def encode_request(request: LLMRequest) -> str:
     """A request as one JSON string (what travels to the workers)."""
-    return json.dumps({"item_id": request.item_id, "prompt": request.prompt, "messages": list(request.messages),
-                       "sampling": request.sampling.as_dict(), "schema": request.schema}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "item_id": request.item_id,
+            "prompt": request.prompt,
+            "messages": list(request.messages),
+            "sampling": request.sampling.as_dict(),
+            "schema": request.schema,
+        },
+        ensure_ascii=False,
+    )
 
 
 def decode_request(text: str) -> LLMRequest:
     raw = json.loads(text)
-    return LLMRequest(raw["item_id"], raw["prompt"], tuple(raw["messages"]), Sampling(**raw["sampling"]),
-                      raw["schema"])
+    return LLMRequest(raw["item_id"], raw["prompt"], tuple(raw["messages"]), Sampling(**raw["sampling"]), raw["schema"])
 
 
 class GenerateActor:
@@ -76,8 +84,10 @@ class GenerateActor:
             os._exit(1)  # the fault a test injects: the worker process dies mid-block
         answers = self.backend.generate([decode_request(t) for t in requests])
         if len(answers) != len(requests):
-            raise LLMError(f"backend {self.backend.name} returned {len(answers)} answers for {len(requests)} requests "
-                           "on a Ray worker")
+            raise LLMError(
+                f"backend {self.backend.name} returned {len(answers)} answers for {len(requests)} requests "
+                "on a Ray worker"
+            )
         self.blocks += 1
         return [json.dumps(dataclasses.asdict(a)) for a in answers]
 
@@ -94,13 +104,17 @@ class RayLLMBackend(LLMBackend):
 
     def __init__(self, config: LLMConfig, settings: RaySettings, local: LLMBackend | None = None) -> None:
         if config.backend not in RAY_BACKENDS:
-            raise LLMError(f"LLM backend {config.backend!r} calls a server: it runs on the driver, not on Ray "
-                           f"(engine ray runs {', '.join(RAY_BACKENDS)} on the workers)")
+            raise LLMError(
+                f"LLM backend {config.backend!r} calls a server: it runs on the driver, not on Ray "
+                f"(engine ray runs {', '.join(RAY_BACKENDS)} on the workers)"
+            )
         if config.backend == "vllm":
             gpus = int(dict(config.vllm).get("tensor_parallel_size", 1))
             if settings.num_gpus_per_worker < gpus:
-                raise LLMError(f"vLLM on Ray needs {gpus} GPU(s) per actor (vllm.tensor_parallel_size {gpus}) but "
-                               f"ray.num_gpus_per_worker is {settings.num_gpus_per_worker:g}: set it to {gpus}")
+                raise LLMError(
+                    f"vLLM on Ray needs {gpus} GPU(s) per actor (vllm.tensor_parallel_size {gpus}) but "
+                    f"ray.num_gpus_per_worker is {settings.num_gpus_per_worker:g}: set it to {gpus}"
+                )
         if local is None:
             local = _driver_backend(config)
         self.settings, self.local = settings, local
@@ -115,8 +129,11 @@ class RayLLMBackend(LLMBackend):
         """The actors, started on first use and kept until :meth:`close`."""
         if self._actors is None:
             ray = connect(self.settings)
-            options = {"num_cpus": self.settings.num_cpus_per_worker, "max_restarts": self.settings.max_restarts,
-                       "max_task_retries": self.settings.max_task_retries}
+            options = {
+                "num_cpus": self.settings.num_cpus_per_worker,
+                "max_restarts": self.settings.max_restarts,
+                "max_task_retries": self.settings.max_task_retries,
+            }
             if self.settings.num_gpus_per_worker:
                 options["num_gpus"] = self.settings.num_gpus_per_worker
             cls = ray.remote(GenerateActor).options(**options)

@@ -6,6 +6,7 @@ counts then NULL: a script reads and writes no tokens) or a whole :class:`Comple
 answer cut at ``max_tokens``). With ``structured=True`` it claims to enforce schemas, so stages send
 them and a test can check what was sent (the script itself is what keeps an answer to its schema).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -18,8 +19,12 @@ class ScriptedBackend(LLMBackend):
 
     name = "scripted"
 
-    def __init__(self, respond: Callable[[LLMRequest], str | Completion], model: str = "scripted-test-model",
-                 structured: bool = False):
+    def __init__(
+        self,
+        respond: Callable[[LLMRequest], str | Completion],
+        model: str = "scripted-test-model",
+        structured: bool = False,
+    ):
         self.model = model
         self._respond = respond
         self.structured = structured

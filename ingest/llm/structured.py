@@ -22,6 +22,7 @@ that fell back). The caller learns which happened and records it with the result
 checked as before either way: a schema states bounds (levels 1-4, paragraph numbers within the
 document), not that sections tile the document.
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,10 @@ def wanted(llm: LLMCache, requested: bool | None) -> bool:
         return True
     problem = llm.backend.schema_unsupported()
     if problem is not None and requested:
-        raise LLMError(f"llm.structured is true but {problem} (set llm.structured: false, or leave it unset "
-                       "to use structured output only where the backend has it)")
+        raise LLMError(
+            f"llm.structured is true but {problem} (set llm.structured: false, or leave it unset "
+            "to use structured output only where the backend has it)"
+        )
     return problem is None
 
 
@@ -63,6 +66,9 @@ def complete(llm: LLMCache, requests: Sequence[LLMRequest], label: str) -> tuple
             answers = llm.complete([r.without_schema() for r in requests], label)
         except LLMCacheMiss:
             raise miss from None
-        log.warning("%s: replay-only: no structured answers in llm_calls, replaying the free-text answers of a run "
-                    "without structured output", label)
+        log.warning(
+            "%s: replay-only: no structured answers in llm_calls, replaying the free-text answers of a run "
+            "without structured output",
+            label,
+        )
         return answers, False

@@ -25,6 +25,7 @@ for one token is an error naming the item (the stages fit their prompts first, s
 :mod:`ingest.llm.fit`), and the completion is capped at what the window leaves. Token counts are exact:
 ``prompt_tokens`` = prompt ids, ``completion_tokens`` = generated ids including the end token.
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,7 +59,9 @@ class TransformersOptions:
             raise ValueError(f"unknown llm.transformers keys {unknown}; known: {sorted(cls.__dataclass_fields__)}")
         opts = cls(**raw)
         if opts.device not in DEVICES or opts.dtype not in DTYPES:
-            raise ValueError(f"llm.transformers: device must be one of {', '.join(DEVICES)} and dtype one of {', '.join(DTYPES)}")
+            raise ValueError(
+                f"llm.transformers: device must be one of {', '.join(DEVICES)} and dtype one of {', '.join(DTYPES)}"
+            )
         if opts.batch_size < 1 or opts.max_batch_tokens < 1 or (opts.threads is not None and opts.threads < 1):
             raise ValueError("llm.transformers: batch_size, max_batch_tokens and threads must be >= 1")
         return opts
@@ -151,10 +154,12 @@ class TransformersBackend(LLMBackend):
 
     # --- lazily loaded parts ------------------------------------------------------------------------
     def _load_error(self, what: str, exc: Exception) -> LLMError:
-        return LLMError(f"model {self.model!r}: could not load its {what} from {self.source.path}"
-                        f"{' (' + self.source.gguf_file + ')' if self.source.gguf_file else ''}: "
-                        f"{type(exc).__name__}: {str(exc)[:300]} (a hub id needs the network or a filled HF cache; "
-                        "offline, give a local .gguf file, a model directory or the packaged smollm2-135m-instruct)")
+        return LLMError(
+            f"model {self.model!r}: could not load its {what} from {self.source.path}"
+            f"{' (' + self.source.gguf_file + ')' if self.source.gguf_file else ''}: "
+            f"{type(exc).__name__}: {str(exc)[:300]} (a hub id needs the network or a filled HF cache; "
+            "offline, give a local .gguf file, a model directory or the packaged smollm2-135m-instruct)"
+        )
 
     @property
     def tokenizer(self):
@@ -164,8 +169,10 @@ class TransformersBackend(LLMBackend):
             except (OSError, ValueError) as exc:
                 raise self._load_error("tokenizer", exc) from exc
             if not getattr(tok, "chat_template", None):
-                raise LLMError(f"model {self.model!r} has no chat template (tokenizer chat_template is empty): the "
-                               "LLM stages send chat messages; use an instruction-tuned model that ships one")
+                raise LLMError(
+                    f"model {self.model!r} has no chat template (tokenizer chat_template is empty): the "
+                    "LLM stages send chat messages; use an instruction-tuned model that ships one"
+                )
             self._tokenizer = tok
         return self._tokenizer
 
@@ -194,7 +201,9 @@ class TransformersBackend(LLMBackend):
 
     # --- the interface ----------------------------------------------------------------------------
     def prompt_ids(self, messages: Sequence[dict]) -> list[int]:
-        text = self.tokenizer.apply_chat_template([dict(m) for m in messages], tokenize=False, add_generation_prompt=True)
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
+        )
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def prompt_tokens(self, messages: Sequence[dict]) -> int:
@@ -210,7 +219,9 @@ class TransformersBackend(LLMBackend):
         from ingest.llm import grammar
 
         if not grammar.available():
-            return f"the transformers backend needs {grammar.LIBRARY} for structured output: " + install_hint("local-llm")
+            return f"the transformers backend needs {grammar.LIBRARY} for structured output: " + install_hint(
+                "local-llm"
+            )
         return None
 
     def _constraint(self, request: LLMRequest):
@@ -239,10 +250,20 @@ class TransformersBackend(LLMBackend):
             ids = self.prompt_ids(r.messages)
             room = window - len(ids)
             if room < 1:
-                raise LLMError(f"item {r.item_id} ({r.prompt}): the prompt is {len(ids)} tokens, model {self.model!r} "
-                               f"holds {window}: shorten the input (the stages fit documents to the window)")
-            rows.append(Row(ids, r.sampling.temperature, r.sampling.top_p, min(r.sampling.max_tokens, room), r.sampling.seed,
-                            self._constraint(r)))
+                raise LLMError(
+                    f"item {r.item_id} ({r.prompt}): the prompt is {len(ids)} tokens, model {self.model!r} "
+                    f"holds {window}: shorten the input (the stages fit documents to the window)"
+                )
+            rows.append(
+                Row(
+                    ids,
+                    r.sampling.temperature,
+                    r.sampling.top_p,
+                    min(r.sampling.max_tokens, room),
+                    r.sampling.seed,
+                    self._constraint(r),
+                )
+            )
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         eos = self._eos()
         out: list[Completion | None] = [None] * len(rows)
@@ -276,8 +297,10 @@ class TransformersBackend(LLMBackend):
             longest = 0
             for i in run:
                 need = len(rows[i].ids) + rows[i].max_new
-                if current and (len(current) >= self.options.batch_size
-                                or (len(current) + 1) * max(longest, need) > self.options.max_batch_tokens):
+                if current and (
+                    len(current) >= self.options.batch_size
+                    or (len(current) + 1) * max(longest, need) > self.options.max_batch_tokens
+                ):
                     batches.append(current)
                     current, longest = [], 0
                 current.append(i)

@@ -11,6 +11,7 @@ Structured output: a request with a ``schema`` gets it in its ``SamplingParams``
 grammar backend, xgrammar or guidance, is vLLM's choice), or ``guided_decoding=GuidedDecodingParams(json=schema)``
 on releases that predate it. A vLLM with neither cannot enforce schemas (:meth:`schema_unsupported`).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -28,7 +29,10 @@ def _schema_param() -> tuple[str, Any] | None:
         module = importlib.import_module("vllm.sampling_params")
     except ImportError:
         return None
-    for keyword, name in (("structured_outputs", "StructuredOutputsParams"), ("guided_decoding", "GuidedDecodingParams")):
+    for keyword, name in (
+        ("structured_outputs", "StructuredOutputsParams"),
+        ("guided_decoding", "GuidedDecodingParams"),
+    ):
         cls = getattr(module, name, None)
         if cls is not None:
             return keyword, cls
@@ -67,8 +71,10 @@ class VLLMBackend(LLMBackend):
 
     def schema_unsupported(self) -> str | None:
         if self._schema_param is None:
-            return ("this vLLM has no structured outputs (neither StructuredOutputsParams nor GuidedDecodingParams in "
-                    "vllm.sampling_params): upgrade vLLM")
+            return (
+                "this vLLM has no structured outputs (neither StructuredOutputsParams nor GuidedDecodingParams in "
+                "vllm.sampling_params): upgrade vLLM"
+            )
         return None
 
     def sampling_params(self, request: LLMRequest) -> Any:
@@ -80,8 +86,9 @@ class VLLMBackend(LLMBackend):
             keyword, cls = self._schema_param
             extra[keyword] = cls(json=dict(request.schema))
         s = request.sampling
-        return self._vllm.SamplingParams(temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens,
-                                         seed=s.seed, **extra)
+        return self._vllm.SamplingParams(
+            temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens, seed=s.seed, **extra
+        )
 
     def generate(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         if not requests:
@@ -91,6 +98,12 @@ class VLLMBackend(LLMBackend):
         outputs = self._llm().chat(conversations, sampling_params=params, use_tqdm=True)
         if len(outputs) != len(requests):
             raise LLMError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
-        return [Completion(out.outputs[0].text, finish_reason(out.outputs[0].finish_reason),
-                           len(out.prompt_token_ids) if out.prompt_token_ids is not None else None,
-                           len(out.outputs[0].token_ids)) for out in outputs]
+        return [
+            Completion(
+                out.outputs[0].text,
+                finish_reason(out.outputs[0].finish_reason),
+                len(out.prompt_token_ids) if out.prompt_token_ids is not None else None,
+                len(out.outputs[0].token_ids),
+            )
+            for out in outputs
+        ]

@@ -4,6 +4,7 @@ PyYAML's ``safe_load`` silently keeps the last of two equal keys (``seeds:`` twi
 list). :func:`load_yaml` raises :class:`yaml.constructor.ConstructorError` instead, with the marks of
 both occurrences, so every reader reports it as ``<file>: not valid YAML at line L, column C: ...``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,11 @@ def _mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict:
             continue
         if first is not None:
             raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark,
-                f"found key {key!r} twice (first at line {first.start_mark.line + 1})", key_node.start_mark)
+                "while reading a mapping",
+                node.start_mark,
+                f"found key {key!r} twice (first at line {first.start_mark.line + 1})",
+                key_node.start_mark,
+            )
         seen[key] = key_node
     return loader.construct_mapping(node, deep=True)
 

@@ -32,6 +32,7 @@ Storage: ``runs`` with ``embedder`` = the system's name (``bm25`` unless the set
 (corpus, condition) run carries a fingerprint of its settings, texts and queries; unchanged runs are
 skipped.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -87,16 +88,25 @@ class BM25Settings:
         if self.stopwords not in STOPWORDS:
             raise ValueError(f"BM25 stopwords {self.stopwords!r} is not one of {', '.join(STOPWORDS)}")
         if self.stemmer != "none" and self.stemmer not in Stemmer.algorithms():
-            raise ValueError(f"BM25 stemmer {self.stemmer!r} is not 'none' or a PyStemmer algorithm "
-                             f"({', '.join(Stemmer.algorithms())})")
+            raise ValueError(
+                f"BM25 stemmer {self.stemmer!r} is not 'none' or a PyStemmer algorithm "
+                f"({', '.join(Stemmer.algorithms())})"
+            )
 
     def params(self) -> dict:
         """What ``run_manifest.system_params`` records: every setting and the libraries' versions."""
         from importlib.metadata import version
 
-        return {"k1": self.k1, "b": self.b, "method": self.method, "tokenizer": f"lowercase, regex {TOKEN_PATTERN}",
-                "stopwords": self.stopwords, "stemmer": self.stemmer,
-                "library": f"bm25s {version('bm25s')}", "stemmer_library": f"PyStemmer {version('PyStemmer')}"}
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "method": self.method,
+            "tokenizer": f"lowercase, regex {TOKEN_PATTERN}",
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer,
+            "library": f"bm25s {version('bm25s')}",
+            "stemmer_library": f"PyStemmer {version('PyStemmer')}",
+        }
 
 
 def tokenize(texts: list[str], settings: BM25Settings) -> list[list[str]]:
@@ -106,8 +116,15 @@ def tokenize(texts: list[str], settings: BM25Settings) -> list[list[str]]:
 
     stemmer = None if settings.stemmer == "none" else Stemmer.Stemmer(settings.stemmer)
     stopwords = [] if settings.stopwords == "none" else settings.stopwords
-    return bm25s.tokenize(texts, lower=True, token_pattern=TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer,
-                          return_ids=False, show_progress=False)
+    return bm25s.tokenize(
+        texts,
+        lower=True,
+        token_pattern=TOKEN_PATTERN,
+        stopwords=stopwords,
+        stemmer=stemmer,
+        return_ids=False,
+        show_progress=False,
+    )
 
 
 @dataclasses.dataclass
@@ -139,8 +156,9 @@ def build_index(tokens: list[list[str]], settings: BM25Settings) -> BM25Index:
     retriever.index(tokens, show_progress=False)
     s = retriever.scores
     n_terms = len(s["indptr"]) - 1
-    weights = sp.csc_matrix((np.asarray(s["data"], dtype=np.float64), s["indices"], s["indptr"]),
-                            shape=(int(s["num_docs"]), n_terms))
+    weights = sp.csc_matrix(
+        (np.asarray(s["data"], dtype=np.float64), s["indices"], s["indptr"]), shape=(int(s["num_docs"]), n_terms)
+    )
     return BM25Index(weights, dict(retriever.vocab_dict))
 
 
@@ -152,43 +170,57 @@ def rank(index: BM25Index, query_tokens: list[list[str]], k: int) -> tuple[np.nd
     pos = np.full((len(query_tokens), kk), -1, dtype=np.int64)
     out = np.zeros((len(query_tokens), kk), dtype=np.float64)
     for start in range(0, len(query_tokens), _QUERY_BATCH):
-        block = index.scores(query_tokens[start:start + _QUERY_BATCH])
+        block = index.scores(query_tokens[start : start + _QUERY_BATCH])
         p, s = topk_rows(block, kk)
         keep = s > 0
-        pos[start:start + len(block)] = np.where(keep, p, -1)
-        out[start:start + len(block)] = np.where(keep, s, 0.0)
+        pos[start : start + len(block)] = np.where(keep, p, -1)
+        out[start : start + len(block)] = np.where(keep, s, 0.0)
     return pos, out
 
 
 def _check_name(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    other = con.execute("SELECT DISTINCT coalesce(system_kind, 'dense') FROM run_manifest WHERE embedder = ? "
-                        "AND coalesce(system_kind, 'dense') <> ? ORDER BY 1", [name, SYSTEM_KIND]).fetchall()
+    other = con.execute(
+        "SELECT DISTINCT coalesce(system_kind, 'dense') FROM run_manifest WHERE embedder = ? "
+        "AND coalesce(system_kind, 'dense') <> ? ORDER BY 1",
+        [name, SYSTEM_KIND],
+    ).fetchall()
     dense = con.execute("SELECT count(*) FROM embeddings WHERE embedder = ?", [name]).fetchone()[0]
     if other or dense:
         kind = other[0][0] if other else "dense"
-        raise RetrieveError(f"system name {name!r} is taken by a {kind} system's runs or vectors: give BM25 another "
-                            "name (bm25: {name: ...})")
+        raise RetrieveError(
+            f"system name {name!r} is taken by a {kind} system's runs or vectors: give BM25 another "
+            "name (bm25: {name: ...})"
+        )
 
 
-def bm25_condition(con: duckdb.DuckDBPyConnection, settings: BM25Settings, corpus: str, condition: str,
-                   k: int) -> dict:
+def bm25_condition(con: duckdb.DuckDBPyConnection, settings: BM25Settings, corpus: str, condition: str, k: int) -> dict:
     """Compute (or skip when unchanged) one BM25 run; returns its report line."""
-    texts = arrow_query(con, """SELECT chunk_id, doc_id, text, text_hash FROM int_condition_texts
+    texts = arrow_query(
+        con,
+        """SELECT chunk_id, doc_id, text, text_hash FROM int_condition_texts
                                 WHERE corpus = $corpus AND condition = $condition ORDER BY chunk_id""",
-                        {"corpus": corpus, "condition": condition})
+        {"corpus": corpus, "condition": condition},
+    )
     texts = texts.take(pa.array(tie_order(texts.column("doc_id").to_pylist(), texts.column("chunk_id").to_pylist())))
     queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
     chunk_ids = np.array(texts.column("chunk_id").to_pylist(), dtype=object)
     params = settings.params()
     h = hashlib.sha256()
-    for block in ([FINGERPRINT_VERSION, json.dumps(params, sort_keys=True), str(k)],
-                  [f"{c}\t{t}" for c, t in zip(chunk_ids, texts.column("text_hash").to_pylist())],
-                  [f"{q}\t{t}" for q, t in queries]):
+    for block in (
+        [FINGERPRINT_VERSION, json.dumps(params, sort_keys=True), str(k)],
+        [f"{c}\t{t}" for c, t in zip(chunk_ids, texts.column("text_hash").to_pylist())],
+        [f"{q}\t{t}" for q, t in queries],
+    ):
         h.update("\n".join(block).encode("utf-8"))
         h.update(b"\x00")
     fp = h.hexdigest()
-    report = {"corpus": corpus, "condition": condition, "retrieval": "flat", "n_chunks": len(chunk_ids),
-              "n_queries": len(queries)}
+    report = {
+        "corpus": corpus,
+        "condition": condition,
+        "retrieval": "flat",
+        "n_chunks": len(chunk_ids),
+        "n_queries": len(queries),
+    }
     if stored_fingerprint(con, corpus, settings.name, "none", condition) == fp:
         return {**report, "status": "unchanged", "rows": None}
     index = build_index(tokenize(texts.column("text").to_pylist(), settings), settings)
@@ -198,13 +230,32 @@ def bm25_condition(con: duckdb.DuckDBPyConnection, settings: BM25Settings, corpu
     runs = runs.filter(pa.array((positions >= 0).ravel()))
     # ranks stay 1..n within each query: the kept entries of a row are its first n
     n_ranked = int((positions >= 0).any(axis=1).sum())
-    write_run(con, corpus=corpus, embedder=settings.name, reranker="none", condition=condition, runs=runs, fp=fp, k=k,
-              n_queries=n_ranked, routing=None, system_kind=SYSTEM_KIND, system_params=params)
+    write_run(
+        con,
+        corpus=corpus,
+        embedder=settings.name,
+        reranker="none",
+        condition=condition,
+        runs=runs,
+        fp=fp,
+        k=k,
+        n_queries=n_ranked,
+        routing=None,
+        system_kind=SYSTEM_KIND,
+        system_params=params,
+    )
     return {**report, "status": "computed", "rows": runs.num_rows, "n_unmatched": len(queries) - n_ranked}
 
 
-def bm25_stage(con: duckdb.DuckDBPyConnection, settings: BM25Settings | None = None, *, k: int = 50,
-               conditions: list[str] | None = None, corpus: str | None = None, show_progress: bool = True) -> dict:
+def bm25_stage(
+    con: duckdb.DuckDBPyConnection,
+    settings: BM25Settings | None = None,
+    *,
+    k: int = 50,
+    conditions: list[str] | None = None,
+    corpus: str | None = None,
+    show_progress: bool = True,
+) -> dict:
     """BM25 runs for every flat (corpus, condition) of ``int_condition_texts`` (optionally filtered).
 
     Returns ``{"system", "k", "params", "conditions": [report per run], "not_run": {condition: reason},
@@ -216,13 +267,22 @@ def bm25_stage(con: duckdb.DuckDBPyConnection, settings: BM25Settings | None = N
     _check_name(con, settings.name)
     modes = retrieval_modes()
     units, empty = retrieval_units(con, conditions, corpus)
-    not_run = {cond: "two-stage routing ranks sections by the mean of their chunks' embedding vectors; BM25 has none"
-               for _, cond in units if modes.get(cond) == "two_stage"}
+    not_run = {
+        cond: "two-stage routing ranks sections by the mean of their chunks' embedding vectors; BM25 has none"
+        for _, cond in units
+        if modes.get(cond) == "two_stage"
+    }
     flat = [(c, cond) for c, cond in units if cond not in not_run]
     reports = []
     with progress_bar(f"BM25 top-{k} ({settings.name})", total=len(flat), enabled=show_progress) as advance:
         for corpus_name, condition in flat:
             reports.append(bm25_condition(con, settings, corpus_name, condition, k))
             advance(1)
-    return {"system": settings.name, "k": k, "params": settings.params(), "conditions": reports,
-            "not_run": not_run, "empty": empty}
+    return {
+        "system": settings.name,
+        "k": k,
+        "params": settings.params(),
+        "conditions": reports,
+        "not_run": not_run,
+        "empty": empty,
+    }

@@ -20,6 +20,7 @@ Truncation (:mod:`ingest.retrieval.truncation`): every requested passage also ge
 and the model's window in ``text_tokens``, and the report counts per condition the passages longer
 than the window and the tokens the model never reads.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -101,13 +102,16 @@ def require_condition_texts(con: duckdb.DuckDBPyConnection) -> None:
         )
 
 
-def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
-                   conditions: Sequence[str] | None = None) -> TextsToEmbed:
+def texts_to_embed(
+    con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None, conditions: Sequence[str] | None = None
+) -> TextsToEmbed:
     """Collect passage texts of ``int_condition_texts`` (optionally only one ``corpus`` and only the
     given ``conditions``) and the queries of the same corpora, dedupe by key and drop keys already
     stored for ``embedder``."""
     require_condition_texts(con)
-    filters = (["corpus = $corpus"] if corpus else []) + (["list_contains($conditions, condition)"] if conditions else [])
+    filters = (["corpus = $corpus"] if corpus else []) + (
+        ["list_contains($conditions, condition)"] if conditions else []
+    )
     where = ("WHERE " + " AND ".join(filters)) if filters else ""
     params = ({"corpus": corpus} if corpus else {}) | ({"conditions": list(conditions)} if conditions else {})
     base = f"""
@@ -125,17 +129,22 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
     """
     params_e = {**params, "embedder": embedder}
     requested, unique, already, missing, missing_chars = con.execute(
-        base + """, missing AS (SELECT text FROM uniq ANTI JOIN stored USING (text_hash))
+        base
+        + """, missing AS (SELECT text FROM uniq ANTI JOIN stored USING (text_hash))
                   SELECT (SELECT count(*) FROM requested), (SELECT count(*) FROM uniq),
                   (SELECT count(*) FROM uniq SEMI JOIN stored USING (text_hash)),
                   (SELECT count(*) FROM missing), (SELECT coalesce(sum(strlen(text)), 0) FROM missing)""",
         params_e,
     ).fetchall()[0]
-    check_memory(texts_memory(int(missing), int(missing_chars)),
-                 f"embedding {int(missing):,} texts ({int(missing_chars) / 2**20:,.0f} MiB of text held by the driver)",
-                 "embed one corpus or fewer conditions at a time")
-    todo = arrow_query(con, 
-        base + """SELECT text_hash, text, is_query FROM uniq ANTI JOIN stored USING (text_hash)
+    check_memory(
+        texts_memory(int(missing), int(missing_chars)),
+        f"embedding {int(missing):,} texts ({int(missing_chars) / 2**20:,.0f} MiB of text held by the driver)",
+        "embed one corpus or fewer conditions at a time",
+    )
+    todo = arrow_query(
+        con,
+        base
+        + """SELECT text_hash, text, is_query FROM uniq ANTI JOIN stored USING (text_hash)
                   ORDER BY length(text) DESC, text_hash""",
         params_e,
     )
@@ -149,16 +158,20 @@ def texts_to_embed(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | 
     )
 
 
-def passages_without_tokens(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None,
-                            conditions: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+def passages_without_tokens(
+    con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None = None, conditions: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
     """Unique passage keys (and texts) of ``int_condition_texts`` (filtered like :func:`texts_to_embed`)
     that have no ``text_tokens`` row for ``embedder``, sorted by key."""
-    table = arrow_query(con, """
+    table = arrow_query(
+        con,
+        """
         SELECT text_hash, any_value(text) AS text FROM int_condition_texts ct
         WHERE ($corpus IS NULL OR corpus = $corpus) AND ($all_conditions OR list_contains($conditions, condition))
           AND NOT EXISTS (SELECT 1 FROM text_tokens t WHERE t.embedder = $e AND t.text_hash = ct.text_hash)
         GROUP BY text_hash ORDER BY text_hash""",
-        {"e": embedder, "corpus": corpus, "all_conditions": conditions is None, "conditions": list(conditions or [])})
+        {"e": embedder, "corpus": corpus, "all_conditions": conditions is None, "conditions": list(conditions or [])},
+    )
     return table.column("text_hash").to_pylist(), table.column("text").to_pylist()
 
 
@@ -166,9 +179,12 @@ def stored_dimension(con: duckdb.DuckDBPyConnection, embedder: str) -> int | Non
     """Dimension of the vectors stored for ``embedder`` (None when none are stored).
 
     Raises :class:`EmbedError` when stored vectors disagree among themselves."""
-    dims = [r[0] for r in con.execute(
-        "SELECT DISTINCT len(vector) FROM embeddings WHERE embedder = ? ORDER BY 1", [embedder]
-    ).fetchall()]
+    dims = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT len(vector) FROM embeddings WHERE embedder = ? ORDER BY 1", [embedder]
+        ).fetchall()
+    ]
     if len(dims) > 1:
         raise EmbedError(f"embeddings for {embedder!r} have mixed dimensions {dims}: delete them and re-embed")
     return dims[0] if dims else None
@@ -242,10 +258,16 @@ def embed_texts(
 
         require_ray()  # before anything is written
         count_missing(con, spec, *passages_without_tokens(con, spec.name, corpus, conditions))
-        return embed_with_ray(con, spec, todo, engine, report,
-                              write_batch=COMMIT_TEXTS if write_batch is None else write_batch,
-                              commit_seconds=COMMIT_SECONDS if commit_seconds is None else commit_seconds,
-                              show_progress=show_progress)
+        return embed_with_ray(
+            con,
+            spec,
+            todo,
+            engine,
+            report,
+            write_batch=COMMIT_TEXTS if write_batch is None else write_batch,
+            commit_seconds=COMMIT_SECONDS if commit_seconds is None else commit_seconds,
+            show_progress=show_progress,
+        )
     if model is None:
         model = spec.load(device)
     dim = int(model.get_embedding_dimension())
@@ -262,15 +284,22 @@ def embed_texts(
     step = max(1, min(batch_size, COMMIT_TEXTS if write_batch is None else write_batch))  # never the job's size
     write_batch = commit_texts(len(encoded)) if write_batch is None else write_batch
     commit_seconds = COMMIT_SECONDS if commit_seconds is None else commit_seconds
-    with progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance, \
-            bulk_appends(con):
+    with (
+        progress_bar(f"embedding with {spec.name}", total=len(encoded), enabled=show_progress) as advance,
+        bulk_appends(con),
+    ):
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
         for start in range(0, len(encoded), step):
             stop = min(start + step, len(encoded))
-            committer.add(model.encode(
-                encoded[start:stop], batch_size=batch_size, convert_to_numpy=True,
-                normalize_embeddings=False, show_progress_bar=False,
-            ))
+            committer.add(
+                model.encode(
+                    encoded[start:stop],
+                    batch_size=batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                )
+            )
     report["embedded"] = committer.committed
     return report
 
@@ -282,8 +311,15 @@ class Committer:
     the last row. Both engines (local, :mod:`ingest.retrieval.ray_engine`) commit through it, so an
     interrupted job of either keeps every committed batch and a rerun embeds only the rest."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], write_batch: int,
-                 commit_seconds: float, advance=lambda n: None) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        embedder: str,
+        hashes: list[str],
+        write_batch: int,
+        commit_seconds: float,
+        advance=lambda n: None,
+    ) -> None:
         self.con, self.embedder, self.hashes = con, embedder, hashes
         self.write_batch, self.commit_seconds, self.advance = write_batch, commit_seconds, advance
         self.committed, self.received, self.pending, self.last_commit = 0, 0, [], time.monotonic()
@@ -292,16 +328,26 @@ class Committer:
         self.pending.append(vectors)
         self.received += len(vectors)
         stop = self.received
-        if stop - self.committed >= self.write_batch or time.monotonic() - self.last_commit >= self.commit_seconds \
-                or stop == len(self.hashes):
-            store_embeddings(self.con, self.embedder, self.hashes[self.committed:stop],
-                             l2_normalize(np.concatenate(self.pending)))
+        if (
+            stop - self.committed >= self.write_batch
+            or time.monotonic() - self.last_commit >= self.commit_seconds
+            or stop == len(self.hashes)
+        ):
+            store_embeddings(
+                self.con, self.embedder, self.hashes[self.committed : stop], l2_normalize(np.concatenate(self.pending))
+            )
             self.committed, self.pending, self.last_commit = stop, [], time.monotonic()
         self.advance(len(vectors))
 
 
-def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
-                conditions: Sequence[str] | None = None, precision: str | None = "auto", engine=None) -> dict:
+def embed_stage(
+    con: duckdb.DuckDBPyConnection,
+    embedder: str | EmbedderSpec | None = None,
+    corpus: str | None = None,
+    conditions: Sequence[str] | None = None,
+    precision: str | None = "auto",
+    engine=None,
+) -> dict:
     """The orchestrator's embedding stage: :func:`embed_texts` with defaults (``engine``: None local, else
     :class:`ingest.retrieval.ray_engine.RaySettings`)."""
     return embed_texts(con, embedder, corpus=corpus, conditions=conditions, precision=precision, engine=engine)
@@ -310,9 +356,13 @@ def embed_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | N
 def store_embeddings(con: duckdb.DuckDBPyConnection, embedder: str, hashes: list[str], vectors: np.ndarray) -> None:
     """Append one batch of already L2-normalized ``vectors`` (rows aligned with ``hashes``) to
     ``embeddings`` in its own transaction, so an interrupted job keeps every finished batch."""
-    rows = pa.table({"embedder": pa.array([embedder] * len(hashes), pa.string()),
-                     "text_hash": pa.array(hashes, pa.string()),
-                     "vector": vectors_to_arrow(vectors)})
+    rows = pa.table(
+        {
+            "embedder": pa.array([embedder] * len(hashes), pa.string()),
+            "text_hash": pa.array(hashes, pa.string()),
+            "vector": vectors_to_arrow(vectors),
+        }
+    )
     with transaction(con):
         con.register("_new_embeddings", rows)
         try:

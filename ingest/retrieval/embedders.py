@@ -21,6 +21,7 @@ Precision (:mod:`ingest.retrieval.precision`): ``resolve_embedder(name, precisio
 stored key) carrying the suffix (``all-MiniLM-L6-v2@bf16``); without one, a name's own suffix or fp32.
 ``model_name`` is always the bare model (what tokenizers and the config name).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -128,8 +129,9 @@ def auto_device() -> str:
 
 
 def _bge(name: str) -> EmbedderSpec:
-    return EmbedderSpec(name=name, source=name, query_instruction=BGE_QUERY_INSTRUCTION, max_seq_length=512,
-                        encoder=True)
+    return EmbedderSpec(
+        name=name, source=name, query_instruction=BGE_QUERY_INSTRUCTION, max_seq_length=512, encoder=True
+    )
 
 
 _MINILM = EmbedderSpec(name=DEFAULT_EMBEDDER, source=_minilm_path, max_seq_length=256, encoder=True)
@@ -143,8 +145,9 @@ REGISTRY: dict[str, EmbedderSpec] = {
 }
 
 
-def resolve_embedder(name_or_path: str | EmbedderSpec | None = None, precision: str | None = None,
-                     device: str | None = None) -> EmbedderSpec:
+def resolve_embedder(
+    name_or_path: str | EmbedderSpec | None = None, precision: str | None = None, device: str | None = None
+) -> EmbedderSpec:
     """Return the spec for a registered name, a local model directory or a hub id (see module doc),
     computing in ``precision`` (``auto | fp32 | bf16`` for ``device``; None: the name's own
     ``@suffix``, else the spec as it is, fp32 for a name)."""
@@ -153,7 +156,9 @@ def resolve_embedder(name_or_path: str | EmbedderSpec | None = None, precision: 
     key, named = split_name(name_or_path or DEFAULT_EMBEDDER)
     if named is not None:
         if precision not in (None, "auto", named):
-            raise EmbedderError(f"embedder {name_or_path!r} names precision {named} but precision {precision} was asked")
+            raise EmbedderError(
+                f"embedder {name_or_path!r} names precision {named} but precision {precision} was asked"
+            )
         precision = named
     return _resolve_model(key).at_precision(precision, device)
 
@@ -164,7 +169,8 @@ def check_loaded_precision(given: str | EmbedderSpec | None, resolved: EmbedderS
     if model is not None and isinstance(given, EmbedderSpec) and given.precision != resolved.precision:
         raise EmbedderError(
             f"a loaded model was passed for {given.name!r} ({given.precision}) but the precision resolves to "
-            f"{resolved.precision}: pass precision=None, or a spec at that precision and a model loaded from it")
+            f"{resolved.precision}: pass precision=None, or a spec at that precision and a model loaded from it"
+        )
 
 
 def _resolve_model(key: str) -> EmbedderSpec:

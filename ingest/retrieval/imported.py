@@ -21,6 +21,7 @@ refuses, before any work, a config whose systems would write over an imported ru
 (or ``ragwh run``) then scores it with every metric of the condition's corpus, and a config may contrast
 it with any other system (``contrasts: [{name, treatment: A3@NAME, control: A3@all-MiniLM-L6-v2}]``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -62,12 +63,20 @@ def _fail(path: Path, number: int | None, problem: str) -> ImportRunError:
 
 
 def _corpus(con: duckdb.DuckDBPyConnection, condition: str, corpus: str | None, path: Path) -> str:
-    corpora = [c for (c,) in con.execute(
-        "SELECT DISTINCT corpus FROM int_condition_texts WHERE condition = ? AND (? IS NULL OR corpus = ?) ORDER BY 1",
-        [condition, corpus, corpus]).fetchall()]
+    corpora = [
+        c
+        for (c,) in con.execute(
+            "SELECT DISTINCT corpus FROM int_condition_texts WHERE condition = ? AND (? IS NULL OR corpus = ?) ORDER BY 1",
+            [condition, corpus, corpus],
+        ).fetchall()
+    ]
     if not corpora:
-        raise _fail(path, None, f"condition {condition} indexes no texts{' in corpus ' + corpus if corpus else ''}: "
-                                "build its chunks first (`ragwh run`), or name another --condition / --corpus")
+        raise _fail(
+            path,
+            None,
+            f"condition {condition} indexes no texts{' in corpus ' + corpus if corpus else ''}: "
+            "build its chunks first (`ragwh run`), or name another --condition / --corpus",
+        )
     if len(corpora) > 1:
         raise _fail(path, None, f"condition {condition} indexes several corpora {corpora}: pass --corpus")
     return corpora[0]
@@ -90,23 +99,36 @@ def imported_systems(con: duckdb.DuckDBPyConnection, names, corpora) -> list[tup
     names, corpora = sorted(set(names)), sorted(set(corpora))
     if not names or not corpora:
         return []
-    return [(n, c, json.loads(p or "{}").get("file", "?")) for n, c, p in con.execute(
-        "SELECT embedder, corpus, any_value(system_params) FROM run_manifest WHERE system_kind = ? "
-        "AND list_contains(?, embedder) AND list_contains(?, corpus) GROUP BY ALL ORDER BY 1, 2",
-        [SYSTEM_KIND, names, corpora]).fetchall()]
+    return [
+        (n, c, json.loads(p or "{}").get("file", "?"))
+        for n, c, p in con.execute(
+            "SELECT embedder, corpus, any_value(system_params) FROM run_manifest WHERE system_kind = ? "
+            "AND list_contains(?, embedder) AND list_contains(?, corpus) GROUP BY ALL ORDER BY 1, 2",
+            [SYSTEM_KIND, names, corpora],
+        ).fetchall()
+    ]
 
 
 def _check_name(con: duckdb.DuckDBPyConnection, name: str, path: Path) -> None:
     if not name or name == "none" or "@" in name or any(ch.isspace() for ch in name):
         raise _fail(path, None, f"run name {name!r}: a name without spaces or '@', not 'none'")
     if name in reserved_names():
-        raise _fail(path, None, f"run name {name!r} is reserved: `ragwh run` stores its own {name} runs under it "
-                                f"and would replace this one; choose another --name (e.g. {name}-imported)")
-    taken = con.execute("SELECT DISTINCT coalesce(system_kind, 'dense') FROM run_manifest WHERE embedder = ? "
-                        "AND coalesce(system_kind, 'dense') <> ? ORDER BY 1", [name, SYSTEM_KIND]).fetchall()
+        raise _fail(
+            path,
+            None,
+            f"run name {name!r} is reserved: `ragwh run` stores its own {name} runs under it "
+            f"and would replace this one; choose another --name (e.g. {name}-imported)",
+        )
+    taken = con.execute(
+        "SELECT DISTINCT coalesce(system_kind, 'dense') FROM run_manifest WHERE embedder = ? "
+        "AND coalesce(system_kind, 'dense') <> ? ORDER BY 1",
+        [name, SYSTEM_KIND],
+    ).fetchall()
     dense = con.execute("SELECT count(*) FROM embeddings WHERE embedder = ?", [name]).fetchone()[0]
     if taken or dense:
-        raise _fail(path, None, f"run name {name!r} is a {taken[0][0] if taken else 'dense'} system's: choose another --name")
+        raise _fail(
+            path, None, f"run name {name!r} is a {taken[0][0] if taken else 'dense'} system's: choose another --name"
+        )
 
 
 def parse_run(path: Path, queries: set[str], chunks: dict[str, str]) -> list[tuple[str, str, int, float, str, int]]:
@@ -121,8 +143,12 @@ def parse_run(path: Path, queries: set[str], chunks: dict[str, str]) -> list[tup
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise _fail(path, number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}): "
-                                          "save the run file as UTF-8 (ids as `ragwh export corpus` writes them)") from None
+                raise _fail(
+                    path,
+                    number,
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}): "
+                    "save the run file as UTF-8 (ids as `ragwh export corpus` writes them)",
+                ) from None
             if not line.strip():
                 continue
             fields = line.split()
@@ -140,14 +166,25 @@ def parse_run(path: Path, queries: set[str], chunks: dict[str, str]) -> list[tup
             if not math.isfinite(score_value):
                 raise _fail(path, number, f"score {score!r} is not finite")
             if query_id not in queries:
-                raise _fail(path, number, f"unknown query id {query_id!r} (not a query of the corpus; ids as "
-                                          "`ragwh export corpus` writes them)")
+                raise _fail(
+                    path,
+                    number,
+                    f"unknown query id {query_id!r} (not a query of the corpus; ids as "
+                    "`ragwh export corpus` writes them)",
+                )
             if chunk_id not in chunks:
-                raise _fail(path, number, f"unknown chunk id {chunk_id!r} (the condition does not index it; ids as "
-                                          "`ragwh export corpus` writes them)")
+                raise _fail(
+                    path,
+                    number,
+                    f"unknown chunk id {chunk_id!r} (the condition does not index it; ids as "
+                    "`ragwh export corpus` writes them)",
+                )
             if (query_id, chunk_id) in seen:
-                raise _fail(path, number, f"chunk {chunk_id!r} ranked twice for {query_id!r} (first on line "
-                                          f"{seen[(query_id, chunk_id)]})")
+                raise _fail(
+                    path,
+                    number,
+                    f"chunk {chunk_id!r} ranked twice for {query_id!r} (first on line {seen[(query_id, chunk_id)]})",
+                )
             seen[(query_id, chunk_id)] = number
             rows.append((query_id, chunk_id, rank_value, score_value, tag, number))
     if not rows:
@@ -155,35 +192,58 @@ def parse_run(path: Path, queries: set[str], chunks: dict[str, str]) -> list[tup
     return rows
 
 
-def import_run(con: duckdb.DuckDBPyConnection, path: str | Path, name: str, condition: str,
-               corpus: str | None = None) -> ImportedRun:
+def import_run(
+    con: duckdb.DuckDBPyConnection, path: str | Path, name: str, condition: str, corpus: str | None = None
+) -> ImportedRun:
     """Validate and store a TREC run (module docstring); raises :class:`ImportRunError`, writing nothing."""
     path = Path(path)
     require_condition_texts(con)
     corpus = _corpus(con, condition, corpus, path)
     _check_name(con, name, path)
     queries = {q for (q,) in con.execute("SELECT query_id FROM queries WHERE corpus = ?", [corpus]).fetchall()}
-    chunks = dict(con.execute("SELECT chunk_id, doc_id FROM int_condition_texts WHERE corpus = ? AND condition = ?",
-                              [corpus, condition]).fetchall())
+    chunks = dict(
+        con.execute(
+            "SELECT chunk_id, doc_id FROM int_condition_texts WHERE corpus = ? AND condition = ?", [corpus, condition]
+        ).fetchall()
+    )
     rows = parse_run(path, queries, chunks)
     rows.sort(key=lambda r: (r[0], -r[3], r[2], chunk_key(chunks[r[1]], r[1])))
     query_ids = np.array([r[0] for r in rows], dtype=object)
     _, first, counts = np.unique(query_ids, return_index=True, return_counts=True)
     ranks = np.arange(len(rows)) - np.repeat(first, counts) + 1
-    table = pa.table({
-        "corpus": pa.array([corpus] * len(rows), pa.string()),
-        "embedder": pa.array([name] * len(rows), pa.string()),
-        "reranker": pa.array(["none"] * len(rows), pa.string()),
-        "condition": pa.array([condition] * len(rows), pa.string()),
-        "query_id": pa.array(query_ids.tolist(), pa.string()),
-        "rank": pa.array(ranks.astype(np.int32)),
-        "chunk_id": pa.array([r[1] for r in rows], pa.string()),
-        "score": pa.array([r[3] for r in rows], pa.float64()),
-    })
+    table = pa.table(
+        {
+            "corpus": pa.array([corpus] * len(rows), pa.string()),
+            "embedder": pa.array([name] * len(rows), pa.string()),
+            "reranker": pa.array(["none"] * len(rows), pa.string()),
+            "condition": pa.array([condition] * len(rows), pa.string()),
+            "query_id": pa.array(query_ids.tolist(), pa.string()),
+            "rank": pa.array(ranks.astype(np.int32)),
+            "chunk_id": pa.array([r[1] for r in rows], pa.string()),
+            "score": pa.array([r[3] for r in rows], pa.float64()),
+        }
+    )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    params = {"file": str(path.resolve()), "sha256": digest, "lines": len(rows), "queries": len(counts),
-              "tags": sorted({r[4] for r in rows}), "order": ORDER_RULE}
-    write_run(con, corpus=corpus, embedder=name, reranker="none", condition=condition, runs=table,
-              fp=f"imported:{digest}", k=int(counts.max()), n_queries=len(counts), routing=None,
-              system_kind=SYSTEM_KIND, system_params=params)
+    params = {
+        "file": str(path.resolve()),
+        "sha256": digest,
+        "lines": len(rows),
+        "queries": len(counts),
+        "tags": sorted({r[4] for r in rows}),
+        "order": ORDER_RULE,
+    }
+    write_run(
+        con,
+        corpus=corpus,
+        embedder=name,
+        reranker="none",
+        condition=condition,
+        runs=table,
+        fp=f"imported:{digest}",
+        k=int(counts.max()),
+        n_queries=len(counts),
+        routing=None,
+        system_kind=SYSTEM_KIND,
+        system_params=params,
+    )
     return ImportedRun(name, corpus, condition, len(rows), len(counts), len(queries) - len(counts), int(counts.max()))

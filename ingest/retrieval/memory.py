@@ -11,6 +11,7 @@ experiment's config, or the variable ``RAGWH_MAX_MEMORY_FRACTION`` (it wins; ``1
 memory, a large value disables the check). The estimates are lower bounds of what Python holds, not of what the
 model needs (that is the model's own, once per process).
 """
+
 from __future__ import annotations
 
 import os
@@ -99,7 +100,8 @@ def check_memory(need: int, what: str, instead: str, available: int | None = Non
         raise MemoryEstimateError(
             f"{what} needs an estimated {gib(need)} but {gib(free)} is available and max_memory_fraction is "
             f"{fraction:g} (allowed {gib(fraction * free)}): {instead}, run on a machine with more memory, or raise "
-            f"max_memory_fraction (config key, or {ENV_FRACTION}) if the estimate is too cautious")
+            f"max_memory_fraction (config key, or {ENV_FRACTION}) if the estimate is too cautious"
+        )
 
 
 def total_chars(texts: Sequence[str]) -> int:

@@ -19,6 +19,7 @@ mart keyed by them): :func:`stored_name` appends ``@bf16`` or ``@fp16``; fp32 ke
 name (so vectors stored before precisions existed, all fp32, keep their key). A name that already
 carries a suffix (``all-MiniLM-L6-v2@bf16``) asks for that precision explicitly (:func:`split_name`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,11 +32,29 @@ COMPUTED = ("fp32", "bf16", "fp16")
 SEPARATOR = "@"
 
 #: ``model_type`` values of encoder-only transformer architectures (config.json).
-ENCODER_MODEL_TYPES = frozenset({
-    "albert", "bert", "camembert", "deberta", "deberta-v2", "distilbert", "electra", "ernie", "luke",
-    "megatron-bert", "mobilebert", "modernbert", "mpnet", "new", "nomic_bert", "roberta", "xlm", "xlm-roberta",
-    "xlm-roberta-xl",
-})
+ENCODER_MODEL_TYPES = frozenset(
+    {
+        "albert",
+        "bert",
+        "camembert",
+        "deberta",
+        "deberta-v2",
+        "distilbert",
+        "electra",
+        "ernie",
+        "luke",
+        "megatron-bert",
+        "mobilebert",
+        "modernbert",
+        "mpnet",
+        "new",
+        "nomic_bert",
+        "roberta",
+        "xlm",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+    }
+)
 #: x86 ``/proc/cpuinfo`` flags (and the ARM feature) that give native bf16 matrix products.
 BF16_CPU_FLAGS = ("amx_bf16", "avx512_bf16", "bf16")
 

@@ -1,4 +1,5 @@
 """One rich progress bar for the embedding, retrieval and reranking jobs."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,13 @@ def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator
     if not enabled:
         yield lambda n: None
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task(description, total=total)
         yield lambda n: progress.advance(task, n)

@@ -20,6 +20,7 @@ Ray is an optional extra (``pip install 'ragwarehouse[ray]'``, or ``-e '.[ray]'`
 ``engine: ray`` fails with one line saying so.
 The workers import this project: on a cluster, install it (and the models) on every node.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -78,8 +79,9 @@ def require_ray():
         import ray
         import ray.data  # noqa: F401
     except ImportError as exc:
-        raise RayEngineError(f"engine 'ray' needs Ray Data, which is not installed ({exc}): {INSTALL_HINT}, "
-                             "or set engine: local") from None
+        raise RayEngineError(
+            f"engine 'ray' needs Ray Data, which is not installed ({exc}): {INSTALL_HINT}, or set engine: local"
+        ) from None
     return ray
 
 
@@ -93,9 +95,11 @@ def connect(settings: RaySettings):
         try:
             ray.init(address=settings.address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise RayEngineError(f"cannot join the Ray cluster at {settings.address!r}: {type(exc).__name__}: {exc} "
-                                 "(start one with `ray start --head`, or leave ray.address unset for a local "
-                                 "instance)") from None
+            raise RayEngineError(
+                f"cannot join the Ray cluster at {settings.address!r}: {type(exc).__name__}: {exc} "
+                "(start one with `ray start --head`, or leave ray.address unset for a local "
+                "instance)"
+            ) from None
     return ray
 
 
@@ -115,11 +119,20 @@ class EmbedActor:
             os._exit(1)  # the fault a test injects: the worker process dies mid-job
         texts = [str(t) for t in batch["text"]]
         # one model call per ``batch_size`` texts, as the local engine makes them (same batches, same padding)
-        vectors = [self.model.encode(texts[lo:lo + self.batch_size], batch_size=self.batch_size,
-                                     convert_to_numpy=True, normalize_embeddings=False, show_progress_bar=False)
-                   for lo in range(0, len(texts), self.batch_size)]
-        return {"pos": np.asarray(batch["pos"], dtype=np.int64),
-                "vector": np.concatenate(vectors).astype(np.float32, copy=False)}
+        vectors = [
+            self.model.encode(
+                texts[lo : lo + self.batch_size],
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
+            for lo in range(0, len(texts), self.batch_size)
+        ]
+        return {
+            "pos": np.asarray(batch["pos"], dtype=np.int64),
+            "vector": np.concatenate(vectors).astype(np.float32, copy=False),
+        }
 
 
 class ScoreActor:
@@ -133,15 +146,21 @@ class ScoreActor:
     def __call__(self, batch: dict) -> dict:
         pairs = [(str(q), str(p)) for q, p in zip(batch["query"], batch["passage"])]
         scores = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
-        return {"pos": np.asarray(batch["pos"], dtype=np.int64),
-                "score": np.asarray(scores, dtype=np.float64).reshape(-1)}
+        return {
+            "pos": np.asarray(batch["pos"], dtype=np.int64),
+            "score": np.asarray(scores, dtype=np.float64).reshape(-1),
+        }
 
 
 def _map_kwargs(ray, settings: RaySettings, constructor: dict, block: int) -> dict:
     """``map_batches`` arguments: one call per input block, ``concurrency`` actors with their resources and
     restart policy."""
-    kwargs = {"fn_constructor_kwargs": constructor, "batch_size": block, "batch_format": "numpy",
-              "num_cpus": settings.num_cpus_per_worker}
+    kwargs = {
+        "fn_constructor_kwargs": constructor,
+        "batch_size": block,
+        "batch_format": "numpy",
+        "num_cpus": settings.num_cpus_per_worker,
+    }
     # -1 / -1 (restart without limit) is Ray Data's own default for actor pools: passed only when changed
     for key in ("max_restarts", "max_task_retries"):
         if getattr(settings, key) != -1:
@@ -162,10 +181,17 @@ def _ordered_blocks(ray, columns: dict[str, list], block: int):
     ctx.execution_options.preserve_order = True
     ctx.enable_progress_bars = False  # the stage draws its own bar, fed as blocks arrive
     n = len(next(iter(columns.values())))
-    return ray.data.from_arrow([
-        pa.table({"pos": pa.array(np.arange(lo, min(lo + block, n), dtype=np.int64)),
-                  **{name: pa.array(values[lo:lo + block], pa.string()) for name, values in columns.items()}})
-        for lo in range(0, n, block)])
+    return ray.data.from_arrow(
+        [
+            pa.table(
+                {
+                    "pos": pa.array(np.arange(lo, min(lo + block, n), dtype=np.int64)),
+                    **{name: pa.array(values[lo : lo + block], pa.string()) for name, values in columns.items()},
+                }
+            )
+            for lo in range(0, n, block)
+        ]
+    )
 
 
 def _in_order(batches, expected_start: int = 0):
@@ -174,24 +200,34 @@ def _in_order(batches, expected_start: int = 0):
     for batch in batches:
         pos = np.asarray(batch["pos"])
         if not np.array_equal(pos, np.arange(start, start + len(pos))):
-            raise RayEngineError(f"the Ray job returned rows {pos[:1].tolist()}... out of order (expected {start}): "
-                                 "rerun; the committed rows are kept")
+            raise RayEngineError(
+                f"the Ray job returned rows {pos[:1].tolist()}... out of order (expected {start}): "
+                "rerun; the committed rows are kept"
+            )
         start += len(pos)
         yield batch
 
 
-def score_pairs(spec, pairs: list[tuple[str, str]], settings: RaySettings, batch_size: int, block: int = 1024,
-                advance=lambda n: None) -> np.ndarray:
+def score_pairs(
+    spec,
+    pairs: list[tuple[str, str]],
+    settings: RaySettings,
+    batch_size: int,
+    block: int = 1024,
+    advance=lambda n: None,
+) -> np.ndarray:
     """Cross-encoder scores of ``pairs`` (float64, in order) computed by a Ray Data job: blocks of ``block`` pairs,
     ``batch_size`` pairs per model call (the local stage's batches)."""
     ray = connect(settings)
     ds = _ordered_blocks(ray, {"query": [q for q, _ in pairs], "passage": [p for _, p in pairs]}, block)
-    ds = ds.map_batches(ScoreActor, **_map_kwargs(
-        ray, settings, {"spec": spec, "device": settings.worker_device, "batch_size": batch_size}, block))
+    ds = ds.map_batches(
+        ScoreActor,
+        **_map_kwargs(ray, settings, {"spec": spec, "device": settings.worker_device, "batch_size": batch_size}, block),
+    )
     out = np.empty(len(pairs), dtype=np.float64)
     done = 0
     for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
-        out[done:done + len(batch["pos"])] = batch["score"]
+        out[done : done + len(batch["pos"])] = batch["score"]
         done += len(batch["pos"])
         advance(len(batch["pos"]))
     return out
@@ -199,14 +235,28 @@ def score_pairs(spec, pairs: list[tuple[str, str]], settings: RaySettings, batch
 
 def embed_dataset(ray, inputs: list[str], settings: RaySettings, spec: EmbedderSpec, block: int):
     """The ordered dataset of ``{pos, vector}``: one input block per ``block`` texts, mapped by the actors."""
-    constructor = {"spec": spec, "device": settings.worker_device, "batch_size": settings.batch_size,
-                   "kill_marker": os.environ.get(FAULT_ENV) or None}
+    constructor = {
+        "spec": spec,
+        "device": settings.worker_device,
+        "batch_size": settings.batch_size,
+        "kill_marker": os.environ.get(FAULT_ENV) or None,
+    }
     return _ordered_blocks(ray, {"text": inputs}, block).map_batches(
-        EmbedActor, **_map_kwargs(ray, settings, constructor, block))
+        EmbedActor, **_map_kwargs(ray, settings, constructor, block)
+    )
 
 
-def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, settings: RaySettings, report: dict, *,
-                   write_batch: int, commit_seconds: float, show_progress: bool = True) -> dict:
+def embed_with_ray(
+    con: duckdb.DuckDBPyConnection,
+    spec: EmbedderSpec,
+    todo,
+    settings: RaySettings,
+    report: dict,
+    *,
+    write_batch: int,
+    commit_seconds: float,
+    show_progress: bool = True,
+) -> dict:
     """Embed ``todo`` (:class:`ingest.retrieval.embed.TextsToEmbed`, missing keys sorted) as one Ray Data job and
     commit the vectors as blocks arrive; refuses before the first write when the model's dimension differs from
     the stored vectors'. Returns ``report`` with ``embedded`` and ``dim`` set."""
@@ -215,8 +265,10 @@ def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, set
     ray = connect(settings)
     inputs = spec.format_inputs(todo.texts, todo.is_query)
     ds = embed_dataset(ray, inputs, settings, spec, max(1, write_batch))
-    with progress_bar(f"embedding with {spec.name} on Ray", total=len(inputs), enabled=show_progress) as advance, \
-            bulk_appends(con):
+    with (
+        progress_bar(f"embedding with {spec.name} on Ray", total=len(inputs), enabled=show_progress) as advance,
+        bulk_appends(con),
+    ):
         committer = Committer(con, spec.name, todo.hashes, write_batch, commit_seconds, advance)
         for batch in _in_order(ds.iter_batches(batch_size=None, batch_format="numpy")):
             vectors = np.asarray(batch["vector"], dtype=np.float32)
@@ -226,7 +278,8 @@ def embed_with_ray(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, todo, set
                     raise EmbedError(
                         f"the warehouse holds {report['dim']}-dimensional vectors for embedder {spec.name!r} but "
                         f"the model {spec.load_path!r} produces {dim}-dimensional ones on the Ray workers: delete "
-                        "them (DELETE FROM embeddings WHERE embedder = ...) or use another --embedder")
+                        "them (DELETE FROM embeddings WHERE embedder = ...) or use another --embedder"
+                    )
                 report["dim"] = dim
             committer.add(vectors)
     report["embedded"] = committer.committed

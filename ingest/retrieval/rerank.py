@@ -12,6 +12,7 @@ Precision as for embedders (:mod:`ingest.retrieval.precision`): ``auto`` scores 
 native bf16 instructions when the cross-encoder is known to be an encoder, fp16 on CUDA, else fp32;
 the stored reranker name carries the suffix (``BAAI/bge-reranker-v2-m3@bf16``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -88,8 +89,9 @@ class RerankerSpec:
             raise RerankError(f"reranker {self.name!r}: {exc}") from None
 
 
-def resolve_reranker(name_or_path: str | RerankerSpec | None = None, precision: str | None = None,
-                     device: str | None = None) -> RerankerSpec:
+def resolve_reranker(
+    name_or_path: str | RerankerSpec | None = None, precision: str | None = None, device: str | None = None
+) -> RerankerSpec:
     """A local directory (stored under its absolute path) or a hub id ``owner/model``, computing in
     ``precision`` (None: the name's own ``@suffix``, else fp32)."""
     if isinstance(name_or_path, RerankerSpec):
@@ -102,7 +104,9 @@ def resolve_reranker(name_or_path: str | RerankerSpec | None = None, precision: 
     path = Path(key).expanduser()
     if path.is_dir():
         source = str(path.resolve())
-        return RerankerSpec(name=source, source=source, encoder=encoder_from_source(source)).at_precision(precision, device)
+        return RerankerSpec(name=source, source=source, encoder=encoder_from_source(source)).at_precision(
+            precision, device
+        )
     parts = key.split("/")
     if len(parts) == 2 and all(parts) and not key.startswith((".", "~", "/")):
         encoder = True if key in KNOWN_ENCODERS else encoder_from_source(key)
@@ -110,8 +114,9 @@ def resolve_reranker(name_or_path: str | RerankerSpec | None = None, precision: 
     raise RerankError(f"reranker {key!r} is neither an existing local directory nor a hub id of the form owner/model")
 
 
-def first_stage_runs(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None,
-                     conditions: list[str] | None) -> list[tuple[str, str, str]]:
+def first_stage_runs(
+    con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None, conditions: list[str] | None
+) -> list[tuple[str, str, str]]:
     """``(corpus, condition, fingerprint)`` of the stored first-stage runs of ``embedder``."""
     rows = con.execute(
         """SELECT corpus, condition, fingerprint FROM run_manifest
@@ -124,7 +129,8 @@ def first_stage_runs(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str 
 
 def candidates(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condition: str, depth: int) -> pa.Table:
     """The top ``depth`` of a first-stage run with query and passage texts and their keys."""
-    return arrow_query(con, 
+    return arrow_query(
+        con,
         f"""SELECT r.query_id, r.chunk_id, ct.doc_id, q.text AS query_text,
                    sha256('{QUERY_HASH_PREFIX}' || q.text) AS query_hash, ct.text AS passage, ct.text_hash
             FROM runs r
@@ -143,11 +149,22 @@ def rerank_order(query_ids: np.ndarray, doc_ids: np.ndarray, chunk_ids: np.ndarr
     return np.lexsort((tie_ranks(doc_ids, chunk_ids), -scores, query_ids))
 
 
-def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | None = None,
-                 embedder: str | EmbedderSpec | None = None, corpus: str | None = None,
-                 conditions: list[str] | None = None, *, depth: int = RERANK_DEPTH, model=None,
-                 device: str | None = None, batch_size: int = 32, show_progress: bool = True,
-                 precision: str | None = "auto", embedder_precision: str | None = "auto", engine=None) -> dict:
+def rerank_stage(
+    con: duckdb.DuckDBPyConnection,
+    reranker: str | RerankerSpec | None = None,
+    embedder: str | EmbedderSpec | None = None,
+    corpus: str | None = None,
+    conditions: list[str] | None = None,
+    *,
+    depth: int = RERANK_DEPTH,
+    model=None,
+    device: str | None = None,
+    batch_size: int = 32,
+    show_progress: bool = True,
+    precision: str | None = "auto",
+    embedder_precision: str | None = "auto",
+    engine=None,
+) -> dict:
     """Rerank every stored first-stage run of ``embedder`` (its vectors computed in
     ``embedder_precision``; optionally filtered) with ``reranker`` computing in ``precision``.
 
@@ -182,19 +199,21 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
             from ingest.retrieval.ray_engine import score_pairs
 
             pairs = [(query_text[i], passage[i]) for _, i in todo]
-            with progress_bar(f"reranking {corpus_name}/{condition} with {spec.name} on Ray", total=len(pairs),
-                              enabled=show_progress) as advance:
+            with progress_bar(
+                f"reranking {corpus_name}/{condition} with {spec.name} on Ray", total=len(pairs), enabled=show_progress
+            ) as advance:
                 scores = score_pairs(spec, pairs, engine, batch_size, SCORE_BLOCK, advance)
             cache.update({key: float(s) for (key, _), s in zip(todo, scores)})
         elif todo:
             model = model if model is not None else spec.load(device)
             pairs = [(query_text[i], passage[i]) for _, i in todo]
             scores = np.empty(len(pairs), dtype=np.float64)
-            with progress_bar(f"reranking {corpus_name}/{condition} with {spec.name}", total=len(pairs),
-                              enabled=show_progress) as advance:
+            with progress_bar(
+                f"reranking {corpus_name}/{condition} with {spec.name}", total=len(pairs), enabled=show_progress
+            ) as advance:
                 for start in range(0, len(pairs), SCORE_BLOCK):
-                    part = pairs[start:start + SCORE_BLOCK]
-                    scores[start:start + len(part)] = np.asarray(
+                    part = pairs[start : start + SCORE_BLOCK]
+                    scores[start : start + len(part)] = np.asarray(
                         model.predict(part, batch_size=batch_size, show_progress_bar=False), dtype=np.float64
                     ).reshape(-1)
                     advance(len(part))
@@ -206,20 +225,38 @@ def rerank_stage(con: duckdb.DuckDBPyConnection, reranker: str | RerankerSpec | 
         query_ids, chunk_ids, scores = query_ids[order], chunk_ids[order], scores[order]
         uq, first, counts = np.unique(query_ids, return_index=True, return_counts=True)
         ranks = np.arange(len(order)) - np.repeat(first, counts) + 1
-        table = pa.table({
-            "corpus": pa.array([corpus_name] * len(order), pa.string()),
-            "embedder": pa.array([embedder_name] * len(order), pa.string()),
-            "reranker": pa.array([spec.name] * len(order), pa.string()),
-            "condition": pa.array([condition] * len(order), pa.string()),
-            "query_id": pa.array(query_ids.tolist(), pa.string()),
-            "rank": pa.array(ranks.astype(np.int32)),
-            "chunk_id": pa.array(chunk_ids.tolist(), pa.string()),
-            "score": pa.array(scores),
-        })
-        write_run(con, corpus=corpus_name, embedder=embedder_name, reranker=spec.name, condition=condition,
-                  runs=table, fp=fp, k=depth, n_queries=len(uq), routing=None,
-                  system_params={"reranker": split_name(spec.name)[0], "precision": spec.precision, "depth": depth})
-        reports.append({**report, "status": "computed", "rows": table.num_rows, "n_queries": len(uq),
-                        "pairs_scored": len(todo)})
-    return {"reranker": spec.name, "embedder": embedder_name, "depth": depth,
-            "pairs_scored": len(cache), "conditions": reports}
+        table = pa.table(
+            {
+                "corpus": pa.array([corpus_name] * len(order), pa.string()),
+                "embedder": pa.array([embedder_name] * len(order), pa.string()),
+                "reranker": pa.array([spec.name] * len(order), pa.string()),
+                "condition": pa.array([condition] * len(order), pa.string()),
+                "query_id": pa.array(query_ids.tolist(), pa.string()),
+                "rank": pa.array(ranks.astype(np.int32)),
+                "chunk_id": pa.array(chunk_ids.tolist(), pa.string()),
+                "score": pa.array(scores),
+            }
+        )
+        write_run(
+            con,
+            corpus=corpus_name,
+            embedder=embedder_name,
+            reranker=spec.name,
+            condition=condition,
+            runs=table,
+            fp=fp,
+            k=depth,
+            n_queries=len(uq),
+            routing=None,
+            system_params={"reranker": split_name(spec.name)[0], "precision": spec.precision, "depth": depth},
+        )
+        reports.append(
+            {**report, "status": "computed", "rows": table.num_rows, "n_queries": len(uq), "pairs_scored": len(todo)}
+        )
+    return {
+        "reranker": spec.name,
+        "embedder": embedder_name,
+        "depth": depth,
+        "pairs_scored": len(cache),
+        "conditions": reports,
+    }

@@ -22,6 +22,7 @@ Incremental: each (corpus, embedder, condition) run carries a fingerprint (sha25
 text hashes, query ids and hashes, section assignment, k, embedder, reranker, mode); an unchanged
 fingerprint skips the run. Runs, routing and manifest of one condition are written in one transaction.
 """
+
 from __future__ import annotations
 
 import csv
@@ -90,13 +91,15 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
     """Read a condition's chunks and the corpus's queries with their stored vectors.
 
     Raises :class:`RetrieveError` when any text lacks a vector (run ``ragwh embed`` first)."""
-    chunks = arrow_query(con, 
+    chunks = arrow_query(
+        con,
         """SELECT ct.chunk_id, ct.doc_id, ct.text_hash, ct.chunkset, ct.is_fallback, e.vector
            FROM int_condition_texts ct LEFT JOIN embeddings e ON e.embedder = $e AND e.text_hash = ct.text_hash
            WHERE ct.corpus = $corpus AND ct.condition = $condition ORDER BY ct.chunk_id""",
         {"e": embedder, "corpus": corpus, "condition": condition},
     )
-    queries = arrow_query(con, 
+    queries = arrow_query(
+        con,
         f"""WITH q AS (SELECT query_id, sha256('{QUERY_HASH_PREFIX}' || text) AS text_hash FROM queries
                        WHERE corpus = $corpus)
             SELECT q.query_id, q.text_hash, e.vector FROM q
@@ -113,7 +116,9 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
         key = table.column("chunk_id" if what == "chunk" else "query_id").to_pylist()
         if len(set(key)) != len(key):
             raise RetrieveError(f"{corpus}/{condition}: duplicate {what} ids or duplicate embeddings for one text")
-    chunks = chunks.take(pa.array(tie_order(chunks.column("doc_id").to_pylist(), chunks.column("chunk_id").to_pylist())))
+    chunks = chunks.take(
+        pa.array(tie_order(chunks.column("doc_id").to_pylist(), chunks.column("chunk_id").to_pylist()))
+    )
     fallback = np.asarray(chunks.column("is_fallback").to_numpy(zero_copy_only=False), dtype=bool)
     chunkset_of = chunks.column("chunkset").to_pylist()
     chunksets = sorted({c for c, f in zip(chunkset_of, fallback) if not f})
@@ -134,15 +139,20 @@ def load_index(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condi
 def fingerprint(parts: list[str], index: Index, extra: tuple[str, ...] | list[str] = ()) -> str:
     """sha256 hex over the run's settings, its chunk (id, hash) and query (id, hash) lists and ``extra``."""
     h = hashlib.sha256()
-    for block in (parts, [f"{c}\t{t}" for c, t in zip(index.chunk_ids, index.chunk_hashes)],
-                  [f"{q}\t{t}" for q, t in zip(index.query_ids, index.query_hashes)], list(extra)):
+    for block in (
+        parts,
+        [f"{c}\t{t}" for c, t in zip(index.chunk_ids, index.chunk_hashes)],
+        [f"{q}\t{t}" for q, t in zip(index.query_ids, index.query_hashes)],
+        list(extra),
+    ):
         h.update("\n".join(map(str, block)).encode("utf-8"))
         h.update(b"\x00")
     return h.hexdigest()
 
 
-def stored_fingerprint(con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: str,
-                       condition: str) -> str | None:
+def stored_fingerprint(
+    con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: str, condition: str
+) -> str | None:
     rows = con.execute(
         "SELECT fingerprint FROM run_manifest WHERE corpus = ? AND embedder = ? AND reranker = ? AND condition = ?",
         [corpus, embedder, reranker, condition],
@@ -172,11 +182,19 @@ def top_level_sections(con: duckdb.DuckDBPyConnection, index: Index, corpus: str
             "(fix the condition's retrieval mode in seeds/conditions.csv)"
         )
     structure = index.chunkset.removeprefix("structural:")
-    con.register("_index_chunks", pa.table({"chunk_id": pa.array(index.chunk_ids.tolist(), pa.string()),
-                                             "pos": pa.array(np.arange(len(index.chunk_ids))),
-                                             "fallback": pa.array(index.fallback)}))
+    con.register(
+        "_index_chunks",
+        pa.table(
+            {
+                "chunk_id": pa.array(index.chunk_ids.tolist(), pa.string()),
+                "pos": pa.array(np.arange(len(index.chunk_ids))),
+                "fallback": pa.array(index.fallback),
+            }
+        ),
+    )
     try:
-        mapped = arrow_query(con, 
+        mapped = arrow_query(
+            con,
             f"""WITH l1 AS (SELECT doc_id, section_idx FROM sections WHERE structure = $structure AND level = 1),
                     c AS (SELECT i.pos, i.fallback, ch.doc_id, ch.section_idx FROM _index_chunks i
                           LEFT JOIN chunks ch ON ch.chunkset = CASE WHEN i.fallback THEN 'fixed' ELSE $chunkset END
@@ -197,23 +215,33 @@ def top_level_sections(con: duckdb.DuckDBPyConnection, index: Index, corpus: str
         )
     keys = sorted(set(zip(mapped.column("doc_id").to_pylist(), top.to_pylist())))
     number = {key: s for s, key in enumerate(keys)}
-    of_chunk = np.array([number[key] for key in zip(mapped.column("doc_id").to_pylist(), top.to_pylist())],
-                        dtype=np.int64)
-    return Sections(doc_ids=[d for d, _ in keys], section_idx=np.array([s for _, s in keys], dtype=np.int64),
-                    of_chunk=of_chunk)
+    of_chunk = np.array(
+        [number[key] for key in zip(mapped.column("doc_id").to_pylist(), top.to_pylist())], dtype=np.int64
+    )
+    return Sections(
+        doc_ids=[d for d, _ in keys], section_idx=np.array([s for _, s in keys], dtype=np.int64), of_chunk=of_chunk
+    )
 
 
 def centroids(vectors: np.ndarray, of_chunk: np.ndarray, n_sections: int) -> np.ndarray:
     """Per section ``m / ||m||_2`` with ``m`` the mean of its chunk vectors (float32)."""
-    member = sp.csr_matrix((np.ones(len(of_chunk), dtype=np.float32), (of_chunk, np.arange(len(of_chunk)))),
-                           shape=(n_sections, len(of_chunk)))
+    member = sp.csr_matrix(
+        (np.ones(len(of_chunk), dtype=np.float32), (of_chunk, np.arange(len(of_chunk)))),
+        shape=(n_sections, len(of_chunk)),
+    )
     sums = np.asarray(member @ vectors, dtype=np.float32)
     norms = np.linalg.norm(sums, axis=1, keepdims=True)  # the mean's norm up to the count factor
     return sums / np.where(norms == 0, 1.0, norms)
 
 
-def two_stage(index: Index, sections: Sections, k: int, flat_pos: np.ndarray, flat_scores: np.ndarray,
-              n_routed: int = ROUTED_SECTIONS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def two_stage(
+    index: Index,
+    sections: Sections,
+    k: int,
+    flat_pos: np.ndarray,
+    flat_scores: np.ndarray,
+    n_routed: int = ROUTED_SECTIONS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(positions (q, k'), scores (q, k'), routed (q, r))``: stage-2 chunks of the routed
     sections in (score desc, chunk_id asc) order, then flat backfill; ``routed`` are section numbers."""
     n_sections = len(sections.doc_ids)
@@ -225,7 +253,7 @@ def two_stage(index: Index, sections: Sections, k: int, flat_pos: np.ndarray, fl
     pos_out = np.empty_like(flat_pos)
     scores_out = np.empty_like(flat_scores)
     for i in range(len(index.query_ids)):
-        cand = np.sort(np.concatenate([by_section[starts[s]:starts[s + 1]] for s in routed[i]]))
+        cand = np.sort(np.concatenate([by_section[starts[s] : starts[s + 1]] for s in routed[i]]))
         scores = index.vectors[cand] @ index.query_vectors[i]
         order = np.lexsort((cand, -scores))[:kk]
         chosen, chosen_scores = cand[order], scores[order]
@@ -236,18 +264,21 @@ def two_stage(index: Index, sections: Sections, k: int, flat_pos: np.ndarray, fl
     return pos_out, scores_out, routed
 
 
-def section_recall(con: duckdb.DuckDBPyConnection, structure: str, query_ids: np.ndarray,
-                   sections: Sections, routed: np.ndarray) -> list[bool | None]:
+def section_recall(
+    con: duckdb.DuckDBPyConnection, structure: str, query_ids: np.ndarray, sections: Sections, routed: np.ndarray
+) -> list[bool | None]:
     """Per query: does any routed section overlap an evidence span of the query (NULL: no evidence rows).
     A fallback document's section (index -1) spans the document's whole body."""
     q_rep = np.repeat(np.arange(len(query_ids)), routed.shape[1])
     flat = routed.ravel()
-    table = pa.table({
-        "q": pa.array(q_rep),
-        "query_id": pa.array(query_ids[q_rep].tolist(), pa.string()),
-        "doc_id": pa.array([sections.doc_ids[s] for s in flat], pa.string()),
-        "section_idx": pa.array(sections.section_idx[flat]),
-    })
+    table = pa.table(
+        {
+            "q": pa.array(q_rep),
+            "query_id": pa.array(query_ids[q_rep].tolist(), pa.string()),
+            "doc_id": pa.array([sections.doc_ids[s] for s in flat], pa.string()),
+            "section_idx": pa.array(sections.section_idx[flat]),
+        }
+    )
     qs = pa.table({"q": pa.array(np.arange(len(query_ids))), "query_id": pa.array(query_ids.tolist(), pa.string())})
     con.register("_routed", table)
     con.register("_routed_queries", qs)
@@ -277,108 +308,188 @@ def section_recall(con: duckdb.DuckDBPyConnection, structure: str, query_ids: np
     return [r[0] for r in rows]
 
 
-def run_table(corpus: str, embedder: str, reranker: str, condition: str, query_ids: np.ndarray,
-              chunk_ids: np.ndarray, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
+def run_table(
+    corpus: str,
+    embedder: str,
+    reranker: str,
+    condition: str,
+    query_ids: np.ndarray,
+    chunk_ids: np.ndarray,
+    positions: np.ndarray,
+    scores: np.ndarray,
+) -> pa.Table:
     """Long-format ``runs`` rows: one per (query, rank), rank 1-based."""
     q, kk = positions.shape
     n = q * kk
-    return pa.table({
-        "corpus": pa.array([corpus] * n, pa.string()),
-        "embedder": pa.array([embedder] * n, pa.string()),
-        "reranker": pa.array([reranker] * n, pa.string()),
-        "condition": pa.array([condition] * n, pa.string()),
-        "query_id": pa.array(np.repeat(query_ids, kk).tolist(), pa.string()),
-        "rank": pa.array(np.tile(np.arange(1, kk + 1, dtype=np.int32), q)),
-        "chunk_id": pa.array(chunk_ids[positions.ravel()].tolist() if n else [], pa.string()),
-        "score": pa.array(scores.ravel().astype(np.float64)),
-    })
+    return pa.table(
+        {
+            "corpus": pa.array([corpus] * n, pa.string()),
+            "embedder": pa.array([embedder] * n, pa.string()),
+            "reranker": pa.array([reranker] * n, pa.string()),
+            "condition": pa.array([condition] * n, pa.string()),
+            "query_id": pa.array(np.repeat(query_ids, kk).tolist(), pa.string()),
+            "rank": pa.array(np.tile(np.arange(1, kk + 1, dtype=np.int32), q)),
+            "chunk_id": pa.array(chunk_ids[positions.ravel()].tolist() if n else [], pa.string()),
+            "score": pa.array(scores.ravel().astype(np.float64)),
+        }
+    )
 
 
-def write_run(con: duckdb.DuckDBPyConnection, *, corpus: str, embedder: str, reranker: str, condition: str,
-              runs: pa.Table, fp: str, k: int, n_queries: int, routing: pa.Table | None,
-              system_kind: str = "dense", system_params: dict | None = None) -> None:
+def write_run(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    corpus: str,
+    embedder: str,
+    reranker: str,
+    condition: str,
+    runs: pa.Table,
+    fp: str,
+    k: int,
+    n_queries: int,
+    routing: pa.Table | None,
+    system_kind: str = "dense",
+    system_params: dict | None = None,
+) -> None:
     """Replace one run (and its routing, for first-stage runs) and its manifest row atomically; never an
     imported run by one of another kind (:class:`RetrieveError`).
     ``system_kind`` ('dense' | 'bm25' | 'imported') and ``system_params`` (JSON) describe the first-stage
     system whose name ``embedder`` holds."""
     key = "corpus = ? AND embedder = ? AND reranker = ? AND condition = ?"
     params = [corpus, embedder, reranker, condition]
-    manifest = pa.table({
-        "corpus": [corpus], "embedder": [embedder], "reranker": [reranker], "condition": [condition],
-        "fingerprint": [fp], "k": pa.array([k], pa.int32()), "n_queries": pa.array([n_queries], pa.int32()),
-        "created_at": pa.array([dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)], pa.timestamp("us")),
-        "system_kind": [system_kind],
-        "system_params": [json.dumps(system_params or {}, sort_keys=True)],
-    })
-    if system_kind != "imported" and reranker == "none" and con.execute(
-            f"SELECT count(*) FROM run_manifest WHERE {key} AND system_kind = 'imported'", params).fetchone()[0]:
-        raise RetrieveError(f"{corpus}/{condition}: system {embedder!r} holds an imported run (`ragwh import run`) "
-                            f"that this {system_kind} run would replace: re-import it under another --name first")
+    manifest = pa.table(
+        {
+            "corpus": [corpus],
+            "embedder": [embedder],
+            "reranker": [reranker],
+            "condition": [condition],
+            "fingerprint": [fp],
+            "k": pa.array([k], pa.int32()),
+            "n_queries": pa.array([n_queries], pa.int32()),
+            "created_at": pa.array([dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)], pa.timestamp("us")),
+            "system_kind": [system_kind],
+            "system_params": [json.dumps(system_params or {}, sort_keys=True)],
+        }
+    )
+    if (
+        system_kind != "imported"
+        and reranker == "none"
+        and con.execute(
+            f"SELECT count(*) FROM run_manifest WHERE {key} AND system_kind = 'imported'", params
+        ).fetchone()[0]
+    ):
+        raise RetrieveError(
+            f"{corpus}/{condition}: system {embedder!r} holds an imported run (`ragwh import run`) "
+            f"that this {system_kind} run would replace: re-import it under another --name first"
+        )
     with transaction(con):
         replace_where(con, "runs", key, params, runs)
         if reranker == "none":
-            replace_where(con, "routing", "corpus = ? AND embedder = ? AND condition = ?",
-                          [corpus, embedder, condition], routing)
+            replace_where(
+                con, "routing", "corpus = ? AND embedder = ? AND condition = ?", [corpus, embedder, condition], routing
+            )
         replace_where(con, "run_manifest", key, params, manifest)
 
 
 def dense_params(spec: EmbedderSpec) -> dict:
     """What ``run_manifest.system_params`` records for a dense embedder's runs."""
-    return {"model": spec.model_name, "precision": spec.precision, "query_instruction": spec.query_instruction,
-            "max_seq_length": spec.max_seq_length, "score": "inner product of L2-normalized vectors (cosine)"}
+    return {
+        "model": spec.model_name,
+        "precision": spec.precision,
+        "query_instruction": spec.query_instruction,
+        "max_seq_length": spec.max_seq_length,
+        "score": "inner product of L2-normalized vectors (cosine)",
+    }
 
 
-def retrieve_condition(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str, condition: str, k: int,
-                       mode: str, params: dict | None = None) -> dict:
+def retrieve_condition(
+    con: duckdb.DuckDBPyConnection,
+    embedder: str,
+    corpus: str,
+    condition: str,
+    k: int,
+    mode: str,
+    params: dict | None = None,
+) -> dict:
     """Compute (or skip when unchanged) one first-stage run; returns its report line."""
     index = load_index(con, embedder, corpus, condition)
-    report = {"corpus": corpus, "condition": condition, "retrieval": mode, "n_chunks": len(index.chunk_ids),
-              "n_queries": len(index.query_ids)}
+    report = {
+        "corpus": corpus,
+        "condition": condition,
+        "retrieval": mode,
+        "n_chunks": len(index.chunk_ids),
+        "n_queries": len(index.query_ids),
+    }
     sections = top_level_sections(con, index, corpus, condition) if mode == "two_stage" else None
     extra = [] if sections is None else [f"{s}" for s in sections.of_chunk.tolist()] + sections.labels
     fp = fingerprint([FINGERPRINT_VERSION, mode, str(k), embedder, "none", str(ROUTED_SECTIONS)], index, extra)
     if stored_fingerprint(con, corpus, embedder, "none", condition) == fp:
         return {**report, "status": "unchanged", "rows": None}
-    if index.vectors.shape[0] and index.query_vectors.shape[0] and index.vectors.shape[1] != index.query_vectors.shape[1]:
+    if (
+        index.vectors.shape[0]
+        and index.query_vectors.shape[0]
+        and index.vectors.shape[1] != index.query_vectors.shape[1]
+    ):
         raise RetrieveError(f"{corpus}/{condition}: chunk and query vectors differ in dimension")
     positions, scores = topk_inner_product(index.query_vectors, index.vectors, k)
     routing = None
     if sections is not None:
         positions, scores, routed = two_stage(index, sections, k, positions, scores, n_routed=ROUTED_SECTIONS)
         labels = np.array(sections.labels, dtype=object)
-        routing = pa.table({
-            "corpus": pa.array([corpus] * len(index.query_ids), pa.string()),
-            "embedder": pa.array([embedder] * len(index.query_ids), pa.string()),
-            "condition": pa.array([condition] * len(index.query_ids), pa.string()),
-            "query_id": pa.array(index.query_ids.tolist(), pa.string()),
-            "routed_sections": pa.array([labels[r].tolist() for r in routed], pa.list_(pa.string())),
-            "section_recall": pa.array(
-                section_recall(con, index.chunkset.removeprefix("structural:"), index.query_ids, sections, routed),
-                pa.bool_()),
-        })
+        routing = pa.table(
+            {
+                "corpus": pa.array([corpus] * len(index.query_ids), pa.string()),
+                "embedder": pa.array([embedder] * len(index.query_ids), pa.string()),
+                "condition": pa.array([condition] * len(index.query_ids), pa.string()),
+                "query_id": pa.array(index.query_ids.tolist(), pa.string()),
+                "routed_sections": pa.array([labels[r].tolist() for r in routed], pa.list_(pa.string())),
+                "section_recall": pa.array(
+                    section_recall(con, index.chunkset.removeprefix("structural:"), index.query_ids, sections, routed),
+                    pa.bool_(),
+                ),
+            }
+        )
     runs = run_table(corpus, embedder, "none", condition, index.query_ids, index.chunk_ids, positions, scores)
-    write_run(con, corpus=corpus, embedder=embedder, reranker="none", condition=condition, runs=runs, fp=fp, k=k,
-              n_queries=len(index.query_ids), routing=routing, system_params=params)
+    write_run(
+        con,
+        corpus=corpus,
+        embedder=embedder,
+        reranker="none",
+        condition=condition,
+        runs=runs,
+        fp=fp,
+        k=k,
+        n_queries=len(index.query_ids),
+        routing=routing,
+        system_params=params,
+    )
     return {**report, "status": "computed", "rows": runs.num_rows}
 
 
-def retrieval_units(con: duckdb.DuckDBPyConnection, conditions: list[str] | None, corpus: str | None
-                    ) -> tuple[list[tuple[str, str]], list[str]]:
+def retrieval_units(
+    con: duckdb.DuckDBPyConnection, conditions: list[str] | None, corpus: str | None
+) -> tuple[list[tuple[str, str]], list[str]]:
     """The (corpus, condition) pairs present in ``int_condition_texts`` (filtered), and requested
     conditions that have no chunks at all (empty)."""
     require_condition_texts(con)
     rows = con.execute(
         "SELECT DISTINCT corpus, condition FROM int_condition_texts WHERE ($corpus IS NULL OR corpus = $corpus) "
-        "ORDER BY corpus, condition", {"corpus": corpus}
+        "ORDER BY corpus, condition",
+        {"corpus": corpus},
     ).fetchall()
     units = [(c, cond) for c, cond in rows if conditions is None or cond in conditions]
     empty = sorted(set(conditions or []) - {cond for _, cond in units})
     return units, empty
 
 
-def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec | None = None, k: int = 50,
-                   conditions: list[str] | None = None, corpus: str | None = None,
-                   show_progress: bool = True, precision: str | None = "auto") -> dict:
+def retrieve_stage(
+    con: duckdb.DuckDBPyConnection,
+    embedder: str | EmbedderSpec | None = None,
+    k: int = 50,
+    conditions: list[str] | None = None,
+    corpus: str | None = None,
+    show_progress: bool = True,
+    precision: str | None = "auto",
+) -> dict:
     """First-stage runs for every (corpus, condition) of ``int_condition_texts`` (optionally filtered),
     over the vectors of ``embedder`` computed in ``precision`` (resolved as the embed job does).
 
@@ -399,6 +510,8 @@ def retrieve_stage(con: duckdb.DuckDBPyConnection, embedder: str | EmbedderSpec 
     reports = []
     with progress_bar(f"retrieving top-{k} with {name}", total=len(units), enabled=show_progress) as advance:
         for corpus_name, condition in units:
-            reports.append(retrieve_condition(con, name, corpus_name, condition, k, modes[condition], dense_params(spec)))
+            reports.append(
+                retrieve_condition(con, name, corpus_name, condition, k, modes[condition], dense_params(spec))
+            )
             advance(1)
     return {"embedder": name, "k": k, "conditions": reports, "empty": empty}

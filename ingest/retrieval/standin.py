@@ -12,6 +12,7 @@ It is refused outside benchmarks and tests: :func:`standin_spec` raises unless t
 ``RAGWH_STANDIN_EMBEDDER=1`` (the scale benchmark and its test do), so an experiment config naming it fails
 before anything is written.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,7 +25,7 @@ import numpy as np
 STANDIN_NAME = "hash-standin-384"
 STANDIN_ENV = "RAGWH_STANDIN_EMBEDDER"
 DIM = 384
-BUCKETS = 2 ** 14
+BUCKETS = 2**14
 _WORD = re.compile(r"\w+")
 
 
@@ -64,8 +65,10 @@ def standin_spec():
     from ingest.retrieval.embedders import EmbedderError, EmbedderSpec
 
     if os.environ.get(STANDIN_ENV) != "1":
-        raise EmbedderError(f"embedder {STANDIN_NAME!r} is a hash stand-in for scale benchmarks and tests only (its "
-                            f"vectors mean nothing): name a real embedder, or set {STANDIN_ENV}=1 in a benchmark")
+        raise EmbedderError(
+            f"embedder {STANDIN_NAME!r} is a hash stand-in for scale benchmarks and tests only (its "
+            f"vectors mean nothing): name a real embedder, or set {STANDIN_ENV}=1 in a benchmark"
+        )
 
     @dataclasses.dataclass(frozen=True)
     class StandinSpec(EmbedderSpec):

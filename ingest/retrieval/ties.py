@@ -8,6 +8,7 @@ A chunk's place in tie order is ``(natural_key(doc_id), natural_key(chunk_idx))`
 once, so the retrieval kernel's position order is the tie order; reranking breaks its ties with
 :func:`tie_ranks`.
 """
+
 from __future__ import annotations
 
 import re

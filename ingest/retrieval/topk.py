@@ -13,6 +13,7 @@ position held, so a score equal to the k'-th ranks after it and cannot enter. Pe
 Ties are exact: ``argpartition`` picks an arbitrary subset among values equal to the k'-th largest,
 so a tile row whose (k'+1)-th value equals its k'-th is re-ranked with a full stable sort.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,7 @@ def _tile_topk(tile: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     if m <= k:
         return np.broadcast_to(np.arange(m), (b, m)).copy(), tile.copy()
     part = np.argpartition(tile, m - k - 1, axis=1)
-    top = part[:, m - k:]
+    top = part[:, m - k :]
     top_scores = np.take_along_axis(tile, top, axis=1)
     next_scores = tile[np.arange(b), part[:, m - k - 1]]
     for row in np.flatnonzero(next_scores >= top_scores.min(axis=1)):

@@ -18,6 +18,7 @@ long as instruction and prefix fit in the window (prefixes are a few dozen token
 passages that lack a row; :func:`truncation_summary` gives the per-condition counts the embed stage
 reports (the mart ``embedding_truncation`` computes the same from the same rows).
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,33 +69,47 @@ def count_inputs(spec: EmbedderSpec, texts: Sequence[str], model=None) -> tuple[
     inputs = spec.format_inputs(list(texts), [False] * len(texts))
     out = np.zeros(len(inputs), dtype=np.int64)
     for lo in range(0, len(inputs), BATCH):
-        enc = tok(inputs[lo:lo + BATCH], add_special_tokens=False, return_attention_mask=False,
-                  return_token_type_ids=False, verbose=False)
-        out[lo:lo + BATCH] = [len(ids) for ids in enc["input_ids"]]
+        enc = tok(
+            inputs[lo : lo + BATCH],
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )
+        out[lo : lo + BATCH] = [len(ids) for ids in enc["input_ids"]]
     return out, int(window)
 
 
-def count_missing(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, hashes: Sequence[str], texts: Sequence[str],
-                  model=None) -> int:
+def count_missing(
+    con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, hashes: Sequence[str], texts: Sequence[str], model=None
+) -> int:
     """Store ``text_tokens`` rows for the passages (``hashes`` parallel to ``texts``, unique) that have
     none for ``spec.name``, in one transaction. Returns how many were counted."""
     if not hashes:
         return 0
     con.register("_tt_keys", pa.table({"text_hash": pa.array(list(hashes), pa.string())}))
     try:
-        have = {r[0] for r in con.execute(
-            "SELECT t.text_hash FROM text_tokens t SEMI JOIN _tt_keys k USING (text_hash) WHERE t.embedder = ?",
-            [spec.name]).fetchall()}
+        have = {
+            r[0]
+            for r in con.execute(
+                "SELECT t.text_hash FROM text_tokens t SEMI JOIN _tt_keys k USING (text_hash) WHERE t.embedder = ?",
+                [spec.name],
+            ).fetchall()
+        }
     finally:
         con.unregister("_tt_keys")
     todo = [(h, t) for h, t in zip(hashes, texts) if h not in have]
     if not todo:
         return 0
     counts, window = count_inputs(spec, [t for _, t in todo], model)
-    rows = pa.table({"embedder": pa.array([spec.name] * len(todo), pa.string()),
-                     "text_hash": pa.array([h for h, _ in todo], pa.string()),
-                     "n_tokens": pa.array(counts.astype(np.int32)),
-                     "max_tokens": pa.array(np.full(len(todo), window, dtype=np.int32))})
+    rows = pa.table(
+        {
+            "embedder": pa.array([spec.name] * len(todo), pa.string()),
+            "text_hash": pa.array([h for h, _ in todo], pa.string()),
+            "n_tokens": pa.array(counts.astype(np.int32)),
+            "max_tokens": pa.array(np.full(len(todo), window, dtype=np.int32)),
+        }
+    )
     with transaction(con):
         con.register("_tt_new", rows)
         try:
@@ -104,8 +119,9 @@ def count_missing(con: duckdb.DuckDBPyConnection, spec: EmbedderSpec, hashes: Se
     return len(todo)
 
 
-def truncation_summary(con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None,
-                       conditions: Sequence[str] | None) -> list[dict]:
+def truncation_summary(
+    con: duckdb.DuckDBPyConnection, embedder: str, corpus: str | None, conditions: Sequence[str] | None
+) -> list[dict]:
     """Per (corpus, condition) of ``int_condition_texts`` (filtered): texts, texts over the window,
     tokens cut (module doc) and the window; ``uncounted`` texts without a ``text_tokens`` row."""
     rows = con.execute(
@@ -118,8 +134,8 @@ def truncation_summary(con: duckdb.DuckDBPyConnection, embedder: str, corpus: st
            WHERE ($corpus IS NULL OR ct.corpus = $corpus)
              AND ($all_conditions OR list_contains($conditions, ct.condition))
            GROUP BY ALL ORDER BY ALL""",
-        {"e": embedder, "corpus": corpus, "all_conditions": conditions is None,
-         "conditions": list(conditions or [])}).fetchall()
+        {"e": embedder, "corpus": corpus, "all_conditions": conditions is None, "conditions": list(conditions or [])},
+    ).fetchall()
     names = ("corpus", "condition", "texts", "truncated", "tokens_cut", "max_tokens", "uncounted")
     return [dict(zip(names, r)) for r in rows]
 
@@ -130,8 +146,10 @@ def describe(summary: list[dict]) -> str:
         return "no passages"
     windows = sorted({r["max_tokens"] for r in summary if r["max_tokens"] is not None})
     several = len({r["corpus"] for r in summary}) > 1
-    parts = [f"{r['corpus'] + '/' if several else ''}{r['condition']} {r['truncated']}/{r['texts']} "
-             f"({r['tokens_cut']} cut)" for r in summary]
+    parts = [
+        f"{r['corpus'] + '/' if several else ''}{r['condition']} {r['truncated']}/{r['texts']} ({r['tokens_cut']} cut)"
+        for r in summary
+    ]
     head = f"over the {'/'.join(map(str, windows)) or '?'}-token window: "
     uncounted = sum(r["uncounted"] for r in summary)
     return head + ", ".join(parts) + (f"; {uncounted} texts not counted" if uncounted else "")

@@ -40,6 +40,7 @@ that cannot be written, builds every graph in memory as before.
 Worked example: vectors ``[1, 0]``, ``[0.6, 0.8]``, ``[0, 1]`` and query ``[1, 0]`` with ``P = 2``: any
 graph that finds the two nearest returns positions ``[0, 1]`` with scores ``[1.0, 0.6]``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,10 +68,10 @@ class AnnParams:
 
 
 #: run seeds (rewriting.seeds) lie in [0, RUN_SEED_LIMIT); the extra graphs of S1-ann4 in [RUN_SEED_LIMIT, LEVEL_SEEDS)
-RUN_SEED_LIMIT = 2 ** 30
+RUN_SEED_LIMIT = 2**30
 #: hnswlib draws node levels with std::default_random_engine (minstd_rand0), which reduces its seed modulo
 #: 2^31 - 1 (and 0 to 1): two index seeds below this value (and not {0, 1}) give two different graphs
-LEVEL_SEEDS = 2 ** 31 - 1
+LEVEL_SEEDS = 2**31 - 1
 #: the spawn key of the extra graphs' SeedSequence (no other SeedSequence of the project uses it)
 ANN_SPAWN_KEY = 0x414E4E34  # "ANN4"
 #: layout of the saved graphs' file names; a file of another layout is never loaded (and is removed)
@@ -163,8 +164,10 @@ def save_graph(path: Path, write: Callable[[str], None]) -> bool:
     folder, stem = path.parent, path.name.rsplit("_", 1)[0]
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for old in [*folder.glob(f"{stem}_*.bin"), *(p for p in folder.glob("*.bin")
-                                                     if not p.name.startswith(f"{FILE_LAYOUT}_"))]:
+        for old in [
+            *folder.glob(f"{stem}_*.bin"),
+            *(p for p in folder.glob("*.bin") if not p.name.startswith(f"{FILE_LAYOUT}_")),
+        ]:
             old.unlink(missing_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         write(str(tmp))
@@ -174,8 +177,16 @@ def save_graph(path: Path, write: Callable[[str], None]) -> bool:
     return True
 
 
-def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder: Path | None, digest: str | None,
-                   timing: dict[str, float], workers: int | None = None, idle: Callable[[], bool] | None = None):
+def graphs_in_turn(
+    seeds,
+    vectors: np.ndarray,
+    params: AnnParams | None,
+    folder: Path | None,
+    digest: str | None,
+    timing: dict[str, float],
+    workers: int | None = None,
+    idle: Callable[[], bool] | None = None,
+):
     """Yield ``(seed, graph)`` for ``seeds`` in order (``None``: exact search, no graph), each graph from
     :func:`cached_index`. Up to ``workers`` (default: the usable cores, at most 2; the rewriting stage passes
     what :func:`ingest.rewriting.index.check_index_memory` allows) graphs are built at once, each
@@ -199,7 +210,7 @@ def graphs_in_turn(seeds, vectors: np.ndarray, params: AnnParams | None, folder:
         yield None, None
     workers = max(1, min(workers or min(usable_cores(), 2), len(queue) or 1))
     with ThreadPoolExecutor(workers) as pool:
-        pending = [(s, pool.submit(make, s)) for s in queue[:workers - 1]]
+        pending = [(s, pool.submit(make, s)) for s in queue[: workers - 1]]
         for k, seed in enumerate(queue):
             if k + workers - 1 < len(queue):  # keep the next ones building while this one is searched
                 nxt = queue[k + workers - 1]
@@ -251,6 +262,8 @@ def search(index, vectors: np.ndarray, queries: np.ndarray, k: int, ef_search: i
     scores = np.empty(labels.shape, dtype=np.float64)
     for lo in range(0, len(labels), RESCORE_BATCH):  # bounded memory: RESCORE_BATCH x k x d doubles at a time
         part = slice(lo, lo + RESCORE_BATCH)
-        scores[part] = np.einsum("qkd,qd->qk", vectors[labels[part]].astype(np.float64), queries[part].astype(np.float64))
+        scores[part] = np.einsum(
+            "qkd,qd->qk", vectors[labels[part]].astype(np.float64), queries[part].astype(np.float64)
+        )
     order = np.lexsort((labels, -scores), axis=1)
     return np.take_along_axis(labels, order, 1), np.take_along_axis(scores, order, 1)

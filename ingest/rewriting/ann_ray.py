@@ -11,6 +11,7 @@ are the local build's byte for byte (tests). The vectors go to the object store 
 Graphs already saved for the same chunks and vectors are not built again. A warehouse held in memory has no folder
 for graphs: its graphs are built locally, as before.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -33,16 +34,26 @@ def _build_file(vectors: np.ndarray, seed: int, params: AnnParams) -> tuple[byte
         return file.read_bytes(), seconds
 
 
-def build_on_ray(seeds, vectors: np.ndarray, params: AnnParams, folder: Path | None, digest: str | None, settings,
-                 timing: dict[str, float]) -> list[int]:
+def build_on_ray(
+    seeds,
+    vectors: np.ndarray,
+    params: AnnParams,
+    folder: Path | None,
+    digest: str | None,
+    settings,
+    timing: dict[str, float],
+) -> list[int]:
     """Build and save, as Ray tasks, the graphs of ``seeds`` (None entries: exact search, skipped) not yet saved in
     ``folder`` for ``digest``; returns the seeds built. ``settings``: the run's
     :class:`ingest.retrieval.ray_engine.RaySettings` (the cluster joined, or a local instance started).
     ``timing["ann_build"]`` adds each task's own build seconds."""
     if folder is None or digest is None:
         return []
-    wanted = [s for s in dict.fromkeys(seeds) if s is not None
-              and load_saved(graph_path(folder, s, params, digest), vectors.shape) is None]
+    wanted = [
+        s
+        for s in dict.fromkeys(seeds)
+        if s is not None and load_saved(graph_path(folder, s, params, digest), vectors.shape) is None
+    ]
     if not wanted:
         return []
     from ingest.retrieval.ray_engine import connect

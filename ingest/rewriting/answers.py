@@ -20,15 +20,21 @@ Counts (``funnel`` reasons, per strategy and seed): ``empty_answer`` (nothing bu
 :func:`normalize` is the comparison key of the variant filter: casefold, whitespace collapsed, then
 trailing ``?``, ``.``, ``!`` and surrounding quotes removed ("Who is X?" and "who is  x" are identical).
 """
+
 from __future__ import annotations
 
 import re
 from collections import Counter
 
-_MARKER = re.compile(r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d{1,2}\s*[.)](?!\d)|\d{1,2}\s*:(?=\s*\D)|\(\d{1,2}\)|[-*•]+)\s*",
-                     re.IGNORECASE)
-_PREAMBLE = re.compile(r"^(?:here\s+(?:is|are)|here's|sure|certainly|of\s+course|okay|below\s+(?:is|are)|"
-                       r"the\s+following)\b", re.IGNORECASE)
+_MARKER = re.compile(
+    r"^\s*(?:(?:question|q)\s*\d*\s*[:.)]|\(?\d{1,2}\s*[.)](?!\d)|\d{1,2}\s*:(?=\s*\D)|\(\d{1,2}\)|[-*•]+)\s*",
+    re.IGNORECASE,
+)
+_PREAMBLE = re.compile(
+    r"^(?:here\s+(?:is|are)|here's|sure|certainly|of\s+course|okay|below\s+(?:is|are)|"
+    r"the\s+following)\b",
+    re.IGNORECASE,
+)
 _QUOTES = "\"'`“”‘’"
 _PASSAGE_LABEL = re.compile(r"^\s*passage\s*:\s*", re.IGNORECASE)
 

@@ -21,6 +21,7 @@ test session may leave) is not new and keeps its pages; the rewriting stage buil
 thread, whose malloc arena (a thread's own, not the main one) serves nothing over 64 MiB from its heaps, so
 there the block is normally a mapping of its own.
 """
+
 from __future__ import annotations
 
 import contextlib

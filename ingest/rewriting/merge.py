@@ -22,6 +22,7 @@ ranked by ``score`` descending, ties by the giving text's MMR rank ``r_variant(d
 Worked example: text 0 lists (a 0.9, b 0.5), text 1 lists (b 0.7, c 0.9). Then a: 0.9 from 0 at rank 1,
 c: 0.9 from 1 at rank 2, b: 0.7 from 1 -> ranking a, c, b (a before c: equal score, rank 1 < 2).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

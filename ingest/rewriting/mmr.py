@@ -18,6 +18,7 @@ Worked example (lambda = 0.5): scores (0.9, 0.8, 0.1), v0 = v1 (cos 1), v2 ortho
 rel = (1, 0.875, 0). Pick 0 (0.5). Then d1: 0.4375 - 0.5 = -0.0625, d2: 0 - 0 = 0 -> pick 2.
 Then d1: 0.4375 - 0.5 * max(1, 0) = -0.0625 (the most-recent rule would give 0.4375 - 0 = 0.4375).
 """
+
 from __future__ import annotations
 
 import numpy as np

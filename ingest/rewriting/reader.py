@@ -46,6 +46,7 @@ Funnel (``funnel.stage`` = ``reader:<embedder>:<reranker>``): ``groups`` (answer
 run; ``groups = llm_calls + llm_cached``), ``empty_answer``, ``cut`` (finish reason ``length``),
 ``shortened`` (groups whose passages were fitted to the window).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -100,8 +101,9 @@ def reader_messages(prompt: Prompt, query: str, passages: Sequence[str]) -> tupl
     return ({"role": "user", "content": prompt.render(query=query, passages=shown)},)
 
 
-def fitted_messages(llm: LLMCache, prompt: Prompt, query: str, passages: Sequence[str], max_tokens: int,
-                    item_id: str) -> tuple[tuple[dict, ...], bool]:
+def fitted_messages(
+    llm: LLMCache, prompt: Prompt, query: str, passages: Sequence[str], max_tokens: int, item_id: str
+) -> tuple[tuple[dict, ...], bool]:
     """The messages with as many passages as fit the window with ``max_tokens`` (module doc, step 2) and
     whether any passage text was left out."""
     n = len(passages)
@@ -112,12 +114,14 @@ def fitted_messages(llm: LLMCache, prompt: Prompt, query: str, passages: Sequenc
     ends = [m.end() for m in _WORD.finditer(cut)]
 
     def with_words(w: int) -> tuple[dict, ...]:
-        return reader_messages(prompt, query, [*passages[:k], cut[:ends[w - 1]]] if w else passages[:k])
+        return reader_messages(prompt, query, [*passages[:k], cut[: ends[w - 1]]] if w else passages[:k])
 
     w = fit_count(llm, len(ends), with_words, max_tokens)
     if k == 0 and w == 0:
-        raise RewriteError(f"reader prompt {item_id} does not fit the model's context window with even one word of "
-                           f"its first passage: lower max_tokens ({max_tokens}) or use a model with a larger window")
+        raise RewriteError(
+            f"reader prompt {item_id} does not fit the model's context window with even one word of "
+            f"its first passage: lower max_tokens ({max_tokens}) or use a model with a larger window"
+        )
     return with_words(w), True
 
 
@@ -130,21 +134,27 @@ def _read(con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: 
     passages)``."""
     exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [VIEW]).fetchall()[0][0]
     if not exists:
-        raise RewriteError(f"no {VIEW} view in the warehouse: build the rewriting marts first "
-                           "(`dbt build --select +tag:rewriting`, which `ragwh run` does)")
-    rows = con.execute(f"""
+        raise RewriteError(
+            f"no {VIEW} view in the warehouse: build the rewriting marts first "
+            "(`dbt build --select +tag:rewriting`, which `ragwh run` does)"
+        )
+    rows = con.execute(
+        f"""
         SELECT setting, helper, tau, seed, query_id, query_text, top_k, doc_id,
             CASE WHEN row_number() OVER (PARTITION BY doc_id ORDER BY setting, helper NULLS FIRST, tau NULLS FIRST,
                                          seed, query_id, rank) = 1 THEN passage END AS passage
         FROM {VIEW} WHERE corpus = ? AND embedder = ? AND reranker = ?
         ORDER BY setting, helper NULLS FIRST, tau NULLS FIRST, seed, query_id, rank""",
-                       [corpus, embedder, reranker]).fetchall()
+        [corpus, embedder, reranker],
+    ).fetchall()
     if not rows:
         cells = con.execute(f"SELECT DISTINCT corpus, embedder, reranker FROM {VIEW} ORDER BY ALL").fetchall()
         have = ", ".join("/".join(c) for c in cells[:10]) or "none"
-        raise RewriteError(f"{VIEW} has no rows for corpus {corpus!r}, embedder {embedder!r}, reranker {reranker!r} "
-                           f"(cells it has: {have}): run the rewriting stage for that cell, then rebuild the marts "
-                           "(`dbt build --select +tag:rewriting`)")
+        raise RewriteError(
+            f"{VIEW} has no rows for corpus {corpus!r}, embedder {embedder!r}, reranker {reranker!r} "
+            f"(cells it has: {have}): run the rewriting stage for that cell, then rebuild the marts "
+            "(`dbt build --select +tag:rewriting`)"
+        )
     texts = {doc_id: passage for *_, doc_id, passage in rows if passage is not None}
     groups = []
     for key, members in itertools.groupby(rows, key=lambda r: r[:5]):
@@ -154,9 +164,19 @@ def _read(con: duckdb.DuckDBPyConnection, corpus: str, embedder: str, reranker: 
     return groups
 
 
-def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | None, *, embedder: str, reranker: str,
-                 mode: str = "short", max_tokens: int | None = None, show_progress: bool = True,
-                 calls: str = "shared", temperature: float = 0.7) -> dict:
+def reader_stage(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    llm: LLMCache | None,
+    *,
+    embedder: str,
+    reranker: str,
+    mode: str = "short",
+    max_tokens: int | None = None,
+    show_progress: bool = True,
+    calls: str = "shared",
+    temperature: float = 0.7,
+) -> dict:
     """Answer every reader input group of the cell (``corpus``, ``embedder``, ``reranker``) and write
     ``reader_answers`` (module doc); returns the funnel counts and seconds per step.
 
@@ -165,8 +185,10 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
     ``show_progress`` draws a bar while the prompts are built (and fitted to the window); the LLM calls'
     bar is the cache's own (``LLMCache(progress=...)``)."""
     if llm is None:
-        raise RewriteError("the reader stage needs an LLM and none is configured (llm.backend: none): "
-                           "configure one in the experiment's llm section")
+        raise RewriteError(
+            "the reader stage needs an LLM and none is configured (llm.backend: none): "
+            "configure one in the experiment's llm section"
+        )
     if mode not in PROMPTS:
         raise ValueError(f"reader mode must be one of {', '.join(PROMPTS)}, got {mode!r}")
     if calls not in READER_CALLS:
@@ -182,6 +204,7 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
 
     t0 = time.perf_counter()
     prompt = load_prompt(PROMPTS[mode])
+
     def sampling_of(setting: str) -> Sampling:
         if calls == "shared":
             return Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=llm.seed)
@@ -213,25 +236,59 @@ def reader_stage(con: duckdb.DuckDBPyConnection, corpus: str, llm: LLMCache | No
 
     t0 = time.perf_counter()
     n_calls = llm.calls - calls0
-    counts = {"groups": len(groups), "distinct_prompts": len(set(keys)), "llm_calls": n_calls,
-              "llm_cached": len(groups) - n_calls, "empty_answer": sum(not a for a in answers),
-              "cut": sum(c.cut for c in completions), "shortened": shortened}
-    table = pa.table({
-        "corpus": [corpus] * len(groups), "embedder": [embedder] * len(groups), "reranker": [reranker] * len(groups),
-        "setting": [g[0] for g in groups], "helper": pa.array([g[1] for g in groups], pa.string()),
-        "tau": pa.array([g[2] for g in groups], pa.float64()), "seed": pa.array([g[3] for g in groups], pa.int32()),
-        "query_id": [g[4] for g in groups], "top_k": pa.array([g[6] for g in groups], pa.int32()),
-        "answer": answers, "llm_call_key": keys})
+    counts = {
+        "groups": len(groups),
+        "distinct_prompts": len(set(keys)),
+        "llm_calls": n_calls,
+        "llm_cached": len(groups) - n_calls,
+        "empty_answer": sum(not a for a in answers),
+        "cut": sum(c.cut for c in completions),
+        "shortened": shortened,
+    }
+    table = pa.table(
+        {
+            "corpus": [corpus] * len(groups),
+            "embedder": [embedder] * len(groups),
+            "reranker": [reranker] * len(groups),
+            "setting": [g[0] for g in groups],
+            "helper": pa.array([g[1] for g in groups], pa.string()),
+            "tau": pa.array([g[2] for g in groups], pa.float64()),
+            "seed": pa.array([g[3] for g in groups], pa.int32()),
+            "query_id": [g[4] for g in groups],
+            "top_k": pa.array([g[6] for g in groups], pa.int32()),
+            "answer": answers,
+            "llm_call_key": keys,
+        }
+    )
     stage = f"reader:{embedder}:{reranker}"
-    funnel = pa.table({"corpus": [corpus] * len(FUNNEL_REASONS), "stage": [stage] * len(FUNNEL_REASONS),
-                       "reason": list(FUNNEL_REASONS), "n": pa.array([counts[r] for r in FUNNEL_REASONS], pa.int64())})
+    funnel = pa.table(
+        {
+            "corpus": [corpus] * len(FUNNEL_REASONS),
+            "stage": [stage] * len(FUNNEL_REASONS),
+            "reason": list(FUNNEL_REASONS),
+            "n": pa.array([counts[r] for r in FUNNEL_REASONS], pa.int64()),
+        }
+    )
     with transaction(con):
-        replace_where(con, "reader_answers", "corpus = ? AND embedder = ? AND reranker = ?",
-                      [corpus, embedder, reranker], table)
+        replace_where(
+            con, "reader_answers", "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker], table
+        )
         replace_where(con, "funnel", "corpus = ? AND stage = ?", [corpus, stage], funnel)
-        replace_where(con, "corpus_meta", "corpus = ? AND key = 'reader_calls'", [corpus],
-                      pa.table({"corpus": [corpus], "key": ["reader_calls"], "value": [calls]}))
+        replace_where(
+            con,
+            "corpus_meta",
+            "corpus = ? AND key = 'reader_calls'",
+            [corpus],
+            pa.table({"corpus": [corpus], "key": ["reader_calls"], "value": [calls]}),
+        )
     seconds["write"] = time.perf_counter() - t0
-    return {"corpus": corpus, "embedder": embedder, "reranker": reranker, "mode": mode, "calls": calls,
-            "prompt": prompt.key, **counts,
-            "seconds": seconds}
+    return {
+        "corpus": corpus,
+        "embedder": embedder,
+        "reranker": reranker,
+        "mode": mode,
+        "calls": calls,
+        "prompt": prompt.key,
+        **counts,
+        "seconds": seconds,
+    }

@@ -4,6 +4,7 @@
 (``ragwh/experiment/config/rewriting.py``) reads overrides into it, the stage reads it, and its
 :meth:`RewriteSettings.fingerprint` is part of the stage's manifest fingerprint.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,10 @@ DENSE = ("hnsw", "exact")
 #: ``fixed``: the paper's fixed chunk pool (a list may hold fewer than K documents); ``widen``: the pool doubles
 POOL_FILL = ("fixed", "widen")
 #: under exact search there is no index seed, so S1-ann4 would be S1 again: refused, not run as a duplicate
-ANN4_NEEDS_HNSW = ("S1-ann4 is the multi-pass HNSW control: it needs rewriting.dense: hnsw; remove it from "
-                   "rewriting.strategies (the default list includes it) or set rewriting.dense: hnsw")
+ANN4_NEEDS_HNSW = (
+    "S1-ann4 is the multi-pass HNSW control: it needs rewriting.dense: hnsw; remove it from "
+    "rewriting.strategies (the default list includes it) or set rewriting.dense: hnsw"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,24 +109,35 @@ class RewriteSettings:
         lo, hi = self.cosine_band
         if not -1.0 <= lo <= hi <= 1.0:
             problems.append(f"cosine_band must satisfy -1 <= lo <= hi <= 1, got {self.cosine_band}")
-        for name, value, allowed in (("mmr_unit", self.mmr_unit, MMR_UNITS), ("hyde_combine", self.hyde_combine, HYDE_COMBINE),
-                                     ("hyde_encoding", self.hyde_encoding, ENCODINGS),
-                                     ("q2d_encoding", self.q2d_encoding, ENCODINGS), ("rerank_with", self.rerank_with, RERANK_WITH),
-                                     ("dense", self.dense, DENSE), ("pool_fill", self.pool_fill, POOL_FILL)):
+        for name, value, allowed in (
+            ("mmr_unit", self.mmr_unit, MMR_UNITS),
+            ("hyde_combine", self.hyde_combine, HYDE_COMBINE),
+            ("hyde_encoding", self.hyde_encoding, ENCODINGS),
+            ("q2d_encoding", self.q2d_encoding, ENCODINGS),
+            ("rerank_with", self.rerank_with, RERANK_WITH),
+            ("dense", self.dense, DENSE),
+            ("pool_fill", self.pool_fill, POOL_FILL),
+        ):
             if value not in allowed:
                 problems.append(f"{name} {value!r} is not one of {', '.join(allowed)}")
         if not 0 <= self.chunk_overlap < self.chunk_tokens:
-            problems.append(f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}")
+            problems.append(
+                f"chunk overlap must satisfy 0 <= overlap < tokens, got {self.chunk_tokens}/{self.chunk_overlap}"
+            )
         if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search, self.ann_graphs) < 1:
             problems.append("ann m, ef_construction, ef_search and graphs must be >= 1")
         if self.ann_build_workers < 0:
             problems.append(f"ann build_workers must be >= 1 (or 0: automatic), got {self.ann_build_workers}")
         if any(not 0 <= s < RUN_SEED_LIMIT for s in self.seeds):
-            problems.append(f"seeds must lie in [0, 2^30 = {RUN_SEED_LIMIT}) (a run seed is its HNSW index seed; the "
-                            f"extra graphs of S1-ann4 take the seeds above), got {self.seeds}")
+            problems.append(
+                f"seeds must lie in [0, 2^30 = {RUN_SEED_LIMIT}) (a run seed is its HNSW index seed; the "
+                f"extra graphs of S1-ann4 take the seeds above), got {self.seeds}"
+            )
         if {0, 1} <= set(self.seeds) and (self.dense == "hnsw" or "S1-ann4" in self.strategies):
-            problems.append("seeds 0 and 1 give the same HNSW graph (hnswlib seeds its level generator with 0 as 1): "
-                            "use another seed")
+            problems.append(
+                "seeds 0 and 1 give the same HNSW graph (hnswlib seeds its level generator with 0 as 1): "
+                "use another seed"
+            )
         if self.dense == "exact" and "S1-ann4" in self.strategies:
             problems.append(ANN4_NEEDS_HNSW)
         if any(n < 1 for _, n in self.n_variants):

@@ -33,6 +33,7 @@ one count per ``rewrites.reason`` (``identical``, ``duplicate``, ``cosine_low``,
 ``kept``, ``fallback``). ``rewrite_qrels:<embedder>``: ``input`` (judged pairs of the corpus's queries),
 ``doc_not_indexed`` (the judged document has no chunk in the index: it can never be retrieved), ``kept``.
 """
+
 from __future__ import annotations
 
 import time
@@ -58,10 +59,19 @@ from ingest.rewriting.vectors import Embedder, text_key, text_vectors
 from warehouse.db import replace_where, transaction
 
 
-def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: RewriteSettings | None = None, *,
-                  embedder: str | EmbedderSpec | None = None, reranker: str | RerankerSpec | None = None,
-                  llm: LLMCache | None = None, embed_model=None, rerank_model=None,
-                  show_progress: bool = True, engine=None) -> dict:
+def rewrite_stage(
+    con: duckdb.DuckDBPyConnection,
+    corpus: str,
+    settings: RewriteSettings | None = None,
+    *,
+    embedder: str | EmbedderSpec | None = None,
+    reranker: str | RerankerSpec | None = None,
+    llm: LLMCache | None = None,
+    embed_model=None,
+    rerank_model=None,
+    show_progress: bool = True,
+    engine=None,
+) -> dict:
     """Run every configured strategy and seed on ``corpus`` (module doc); returns counts and seconds per step.
 
     ``embed_model`` / ``rerank_model`` (loaded models) skip loading; otherwise a model is loaded only when
@@ -73,28 +83,48 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     t0 = time.perf_counter()
     strategies = resolve(list(settings.strategies))
     spec = resolve_embedder(embedder)
-    emb = Embedder(spec, load=lambda: embed_model if embed_model is not None else spec.load(),
-                   engine=engine if embed_model is None else None)
+    emb = Embedder(
+        spec,
+        load=lambda: embed_model if embed_model is not None else spec.load(),
+        engine=engine if embed_model is None else None,
+    )
     rr = resolve_reranker(reranker) if reranker is not None else None
     rr_name = rr.name if rr is not None else "none"
-    scorer = None if rr is None else CrossEncoderScorer(
-        lambda: rerank_model if rerank_model is not None else rr.load(), show_progress=show_progress, spec=rr,
-        engine=engine if rerank_model is None else None)
+    scorer = (
+        None
+        if rr is None
+        else CrossEncoderScorer(
+            lambda: rerank_model if rerank_model is not None else rr.load(),
+            show_progress=show_progress,
+            spec=rr,
+            engine=engine if rerank_model is None else None,
+        )
+    )
     queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
     if not queries:
         raise RewriteError(f"corpus {corpus!r} has no queries: load it first (`ragwh ingest ...`)")
-    index = load_index(con, corpus, chunkset_name(settings.chunk_tokens, settings.chunk_overlap), emb, show_progress,
-                       ann=settings.ann() if settings.dense == "hnsw" or any(s.form == "ann" for s in strategies) else None,
-                       keep_texts=scorer is not None,  # only a cross-encoder reads chunk texts after embedding
-                       build_workers=settings.ann_build_workers or None)
+    index = load_index(
+        con,
+        corpus,
+        chunkset_name(settings.chunk_tokens, settings.chunk_overlap),
+        emb,
+        show_progress,
+        ann=settings.ann() if settings.dense == "hnsw" or any(s.form == "ann" for s in strategies) else None,
+        keep_texts=scorer is not None,  # only a cross-encoder reads chunk texts after embedding
+        build_workers=settings.ann_build_workers or None,
+    )
     seconds["embed_chunks"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     texts = {}
     for s in strategies:
         if s.uses_llm:  # every seed's requests in one call: a local backend fills its batches across seeds
-            texts.update({(s.name, seed): t for seed, t in strategy_texts_by_seed(s, queries, settings.seeds, settings,
-                                                                                  llm).items()})
+            texts.update(
+                {
+                    (s.name, seed): t
+                    for seed, t in strategy_texts_by_seed(s, queries, settings.seeds, settings, llm).items()
+                }
+            )
         else:
             shared = strategy_texts(s, queries, settings.seeds[0], settings, llm)
             texts.update({(s.name, seed): shared for seed in settings.seeds})
@@ -105,15 +135,26 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     seconds["embed_texts"] = time.perf_counter() - t0
 
     searches, outputs, search_vectors = _plan(strategies, texts, settings, vectors)
-    runs, step_seconds = run_searches(index, searches, search_vectors, scorer=scorer, lam=settings.mmr_lambda,
-                                      unit=settings.mmr_unit, ann=settings.ann(), recall_check=settings.ann_recall_check,
-                                      fill=settings.pool_fill)
+    runs, step_seconds = run_searches(
+        index,
+        searches,
+        search_vectors,
+        scorer=scorer,
+        lam=settings.mmr_lambda,
+        unit=settings.mmr_unit,
+        ann=settings.ann(),
+        recall_check=settings.ann_recall_check,
+        fill=settings.pool_fill,
+    )
     seconds.update(step_seconds)
 
     t0 = time.perf_counter()
     merged = _merge(runs, outputs, index, settings.max_merged)
-    rewrites = rewrites_table(corpus, spec.name, [(qt.query_id, name, seed, c) for (name, seed), qts in texts.items()
-                                                   for qt in qts for c in qt.candidates])
+    rewrites = rewrites_table(
+        corpus,
+        spec.name,
+        [(qt.query_id, name, seed, c) for (name, seed), qts in texts.items() for qt in qts for c in qt.candidates],
+    )
     by_strategy: dict[str, list] = {}
     for o in outputs:
         by_strategy.setdefault(o.strategy, []).append(o)
@@ -124,16 +165,30 @@ def rewrite_stage(con: duckdb.DuckDBPyConnection, corpus: str, settings: Rewrite
     keys = [(name, seed) for name, seed in texts]
     n_text_runs = _write(con, corpus, spec.name, rr_name, keys, rewrites, text_runs, merged_runs, funnel)
     seconds["merge_write"] = time.perf_counter() - t0
-    return {"corpus": corpus, "embedder": spec.name, "reranker": rr_name, "queries": len(queries),
-            "chunks": len(index.chunk_ids), "strategies": [s.name for s in strategies], "seeds": list(settings.seeds),
-            "llm_calls": llm.calls if llm is not None else 0, "llm_cached": llm.hits if llm is not None else 0,
-            "texts_embedded": emb.encoded, "searches": len(searches),
-            "pairs_scored": scorer.pairs_scored if scorer is not None else 0,
-            "rewrites": rewrites.num_rows, "rewrite_text_runs": n_text_runs, "rewrite_runs": merged_runs.num_rows,
-            "funnel": _funnel_summary(funnel), "seconds": seconds}
+    return {
+        "corpus": corpus,
+        "embedder": spec.name,
+        "reranker": rr_name,
+        "queries": len(queries),
+        "chunks": len(index.chunk_ids),
+        "strategies": [s.name for s in strategies],
+        "seeds": list(settings.seeds),
+        "llm_calls": llm.calls if llm is not None else 0,
+        "llm_cached": llm.hits if llm is not None else 0,
+        "texts_embedded": emb.encoded,
+        "searches": len(searches),
+        "pairs_scored": scorer.pairs_scored if scorer is not None else 0,
+        "rewrites": rewrites.num_rows,
+        "rewrite_text_runs": n_text_runs,
+        "rewrite_runs": merged_runs.num_rows,
+        "funnel": _funnel_summary(funnel),
+        "seconds": seconds,
+    }
 
 
-def _filter(con, emb: Embedder, strategies, texts, settings: RewriteSettings, show_progress: bool) -> dict[str, np.ndarray]:
+def _filter(
+    con, emb: Embedder, strategies, texts, settings: RewriteSettings, show_progress: bool
+) -> dict[str, np.ndarray]:
     """Embed what the filter needs, set cosines and verdicts; returns key -> vector."""
     items: dict[str, tuple[str, bool]] = {}
     for qts in texts.values():
@@ -142,8 +197,14 @@ def _filter(con, emb: Embedder, strategies, texts, settings: RewriteSettings, sh
                 if c.reason is None or c.variant_idx == 0:
                     items.setdefault(text_key(c.text, c.encode_as == "query"), (c.text, c.encode_as == "query"))
     keys = list(items)
-    matrix, _ = text_vectors(con, emb, [items[k][0] for k in keys], [items[k][1] for k in keys],
-                             label="embedding queries and variants", show_progress=show_progress)
+    matrix, _ = text_vectors(
+        con,
+        emb,
+        [items[k][0] for k in keys],
+        [items[k][1] for k in keys],
+        label="embedding queries and variants",
+        show_progress=show_progress,
+    )
     vectors = dict(zip(keys, matrix))
     by_name = {s.name: s for s in strategies}
     for (name, _), qts in texts.items():
@@ -157,8 +218,13 @@ def _filter(con, emb: Embedder, strategies, texts, settings: RewriteSettings, sh
                     c.cosine = float(vectors[text_key(c.text, c.encode_as == "query")] @ q)
             if s.uses_llm:
                 alongside = s.form == "questions" or (s.form == "passage" and settings.hyde_combine == "average")
-                decide(qt.candidates, filtered=name in settings.cosine_filter, band=settings.cosine_band,
-                       include_original=settings.include_original, original_searched_alongside=alongside)
+                decide(
+                    qt.candidates,
+                    filtered=name in settings.cosine_filter,
+                    band=settings.cosine_band,
+                    include_original=settings.include_original,
+                    original_searched_alongside=alongside,
+                )
     return vectors
 
 
@@ -207,10 +273,13 @@ def _merge(runs, outputs: list[Output], index, limit: int):
     groups: dict[tuple[str, int, str], list[tuple[int, list[str], list[float]]]] = {}
     for o in outputs:
         run = runs[o.run]
-        docs = index.doc_ids[run.mmr_pos[:o.depth_k]].tolist()
+        docs = index.doc_ids[run.mmr_pos[: o.depth_k]].tolist()
         groups.setdefault((o.strategy, o.seed, o.query_id), []).append(
-            (o.variant_idx, docs, run.mmr_score[:o.depth_k].tolist()))
-    return [(strategy, seed, query_id, merge_texts(lists, limit)) for (strategy, seed, query_id), lists in groups.items()]
+            (o.variant_idx, docs, run.mmr_score[: o.depth_k].tolist())
+        )
+    return [
+        (strategy, seed, query_id, merge_texts(lists, limit)) for (strategy, seed, query_id), lists in groups.items()
+    ]
 
 
 def _funnel(con, corpus: str, embedder: str, texts, index) -> pa.Table:
@@ -223,13 +292,22 @@ def _funnel(con, corpus: str, embedder: str, texts, index) -> pa.Table:
             counts.update(c.reason for c in qt.candidates if c.variant_idx > 0 or c.reason == "fallback")
         rows += [(f"rewrite:{embedder}:{name}:{seed}", reason, n) for reason, n in counts.items()]
     indexed = set(index.documents.tolist())
-    judged = con.execute("SELECT r.doc_id FROM qrels r JOIN queries q USING (query_id) WHERE q.corpus = ?",
-                         [corpus]).fetchall()
+    judged = con.execute(
+        "SELECT r.doc_id FROM qrels r JOIN queries q USING (query_id) WHERE q.corpus = ?", [corpus]
+    ).fetchall()
     missing = sum(1 for (d,) in judged if d not in indexed)
-    rows += [(f"rewrite_qrels:{embedder}", reason, n)
-             for reason, n in (("input", len(judged)), ("doc_not_indexed", missing), ("kept", len(judged) - missing))]
-    return pa.table({"corpus": [corpus] * len(rows), "stage": [r[0] for r in rows], "reason": [r[1] for r in rows],
-                     "n": pa.array([r[2] for r in rows], pa.int64())})
+    rows += [
+        (f"rewrite_qrels:{embedder}", reason, n)
+        for reason, n in (("input", len(judged)), ("doc_not_indexed", missing), ("kept", len(judged) - missing))
+    ]
+    return pa.table(
+        {
+            "corpus": [corpus] * len(rows),
+            "stage": [r[0] for r in rows],
+            "reason": [r[1] for r in rows],
+            "n": pa.array([r[2] for r in rows], pa.int64()),
+        }
+    )
 
 
 def _funnel_summary(funnel: pa.Table) -> dict[str, dict[str, int]]:
@@ -264,24 +342,41 @@ def _write(con, corpus, embedder, reranker, keys, rewrites, text_runs, merged_ru
     con.register("_rewrite_new", rewrites.select(list(TEXT_COLUMNS)))
     cols = ", ".join(TEXT_COLUMNS)
     old = f"SELECT {cols} FROM rewrites WHERE corpus = ? AND embedder = ?"
-    stale = (f"SELECT DISTINCT strategy, seed FROM (({old} EXCEPT ALL SELECT {cols} FROM _rewrite_new) "
-             f"UNION ALL (SELECT {cols} FROM _rewrite_new EXCEPT ALL {old}))")
-    orphan = ("corpus = ? AND embedder = ? AND ((strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys) "
-              "OR (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_stale))")
+    stale = (
+        f"SELECT DISTINCT strategy, seed FROM (({old} EXCEPT ALL SELECT {cols} FROM _rewrite_new) "
+        f"UNION ALL (SELECT {cols} FROM _rewrite_new EXCEPT ALL {old}))"
+    )
+    orphan = (
+        "corpus = ? AND embedder = ? AND ((strategy, seed) NOT IN (SELECT (strategy, seed) FROM _rewrite_keys) "
+        "OR (strategy, seed) IN (SELECT (strategy, seed) FROM _rewrite_stale))"
+    )
     try:
         with transaction(con):
             changed = con.execute(stale, [corpus, embedder, corpus, embedder]).fetchall()
-            con.register("_rewrite_stale", pa.table({"strategy": pa.array([c[0] for c in changed], pa.string()),
-                                                     "seed": pa.array([c[1] for c in changed], pa.int32())}))
+            con.register(
+                "_rewrite_stale",
+                pa.table(
+                    {
+                        "strategy": pa.array([c[0] for c in changed], pa.string()),
+                        "seed": pa.array([c[1] for c in changed], pa.int32()),
+                    }
+                ),
+            )
             for table in ("rewrite_text_runs", "rewrite_runs"):
                 replace_where(con, table, orphan, [corpus, embedder], None)
-                replace_where(con, table, "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker],
-                              None)
+                replace_where(
+                    con, table, "corpus = ? AND embedder = ? AND reranker = ?", [corpus, embedder, reranker], None
+                )
             replace_where(con, "rewrites", "corpus = ? AND embedder = ?", [corpus, embedder], rewrites)
             n = sum(replace_where(con, "rewrite_text_runs", "FALSE", [], part) for part in text_runs)
             replace_where(con, "rewrite_runs", "FALSE", [], merged_runs)
-            replace_where(con, "funnel", "corpus = ? AND (starts_with(stage, ?) OR stage IN "
-                          "(SELECT stage FROM _rewrite_funnel_stages))", [corpus, f"rewrite:{embedder}:"], funnel)
+            replace_where(
+                con,
+                "funnel",
+                "corpus = ? AND (starts_with(stage, ?) OR stage IN (SELECT stage FROM _rewrite_funnel_stages))",
+                [corpus, f"rewrite:{embedder}:"],
+                funnel,
+            )
     finally:
         for name in ("_rewrite_keys", "_rewrite_funnel_stages", "_rewrite_new", "_rewrite_stale"):
             con.unregister(name)  # unregistering a name never registered is a no-op

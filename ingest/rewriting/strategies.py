@@ -17,6 +17,7 @@ Forms:
 
 ``depth_k`` (how many documents each text keeps after rerank + MMR) is read from the seed only.
 """
+
 from __future__ import annotations
 
 import csv
@@ -65,8 +66,10 @@ def _read(seed_file: Path) -> dict[str, Strategy]:
         rows = list(csv.DictReader(fh))
     names = [r["strategy"] for r in rows]
     if set(names) != set(FORMS) or len(names) != len(set(names)):
-        raise ValueError(f"{seed_file} strategies {sorted(names)} differ from the forms ingest/rewriting/strategies.py "
-                         f"knows ({sorted(FORMS)}): add the strategy in both places")
+        raise ValueError(
+            f"{seed_file} strategies {sorted(names)} differ from the forms ingest/rewriting/strategies.py "
+            f"knows ({sorted(FORMS)}): add the strategy in both places"
+        )
     out = {}
     for r in rows:
         form, prompt, pool = FORMS[r["strategy"]]

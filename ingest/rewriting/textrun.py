@@ -35,6 +35,7 @@ Rerank and MMR are computed once per distinct (vector, rerank text, widened pool
 every strategy, seed and query that searches it (MMR picks are prefix-stable, so a shorter ``K`` takes
 the first ``K`` picks of a longer one); cross-encoder pairs are scored once each.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -78,8 +79,9 @@ class TextRun:
 class CrossEncoderScorer:
     """Scores (query, passage) pairs with a sentence-transformers ``CrossEncoder``, loaded on first use."""
 
-    def __init__(self, load: Callable[[], object], batch_size: int = 32, show_progress: bool = True, *,
-                 spec=None, engine=None):
+    def __init__(
+        self, load: Callable[[], object], batch_size: int = 32, show_progress: bool = True, *, spec=None, engine=None
+    ):
         self._load, self._model = load, None
         self.batch_size, self.show_progress = batch_size, show_progress
         self.spec, self.engine = spec, engine  # engine (RaySettings): the pairs are scored by a Ray Data job
@@ -94,24 +96,36 @@ class CrossEncoderScorer:
             if self.engine is not None:  # the same blocks of 1,024 pairs and model batches, on the workers
                 from ingest.retrieval.ray_engine import score_pairs
 
-                out[order] = score_pairs(self.spec, [pairs[i] for i in order], self.engine, self.batch_size,
-                                         block=1024, advance=advance)
+                out[order] = score_pairs(
+                    self.spec, [pairs[i] for i in order], self.engine, self.batch_size, block=1024, advance=advance
+                )
                 self.pairs_scored += len(pairs)
                 return out
             if self._model is None:
                 self._model = self._load()
             for start in range(0, len(order), 1024):
-                part = order[start:start + 1024]
-                out[part] = np.asarray(self._model.predict([pairs[i] for i in part], batch_size=self.batch_size,
-                                                           show_progress_bar=False), dtype=np.float64).reshape(-1)
+                part = order[start : start + 1024]
+                out[part] = np.asarray(
+                    self._model.predict([pairs[i] for i in part], batch_size=self.batch_size, show_progress_bar=False),
+                    dtype=np.float64,
+                ).reshape(-1)
                 advance(len(part))
         self.pairs_scored += len(pairs)
         return out
 
 
-def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, *, scorer: Scorer | None,
-                 lam: float, unit: str = "documents", ann: ann_index.AnnParams | None = None,
-                 recall_check: bool = True, fill: str = "fixed") -> tuple[list[TextRun], dict[str, float]]:
+def run_searches(
+    index: ChunkIndex,
+    searches: Sequence[Search],
+    vectors: np.ndarray,
+    *,
+    scorer: Scorer | None,
+    lam: float,
+    unit: str = "documents",
+    ann: ann_index.AnnParams | None = None,
+    recall_check: bool = True,
+    fill: str = "fixed",
+) -> tuple[list[TextRun], dict[str, float]]:
     """The lists of every search (``vectors[i]`` is search ``i``'s vector) and the seconds per step
     (``ann``: the HNSW settings, needed when a search has an ``ann_seed``; each seed's graph is built once;
     ``fill``: ``fixed`` or ``widen``, the module doc's step 1)."""
@@ -133,15 +147,17 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     t0 = time.perf_counter()
     if scorer is not None:
         if index.texts is None:
-            raise ValueError("the index was loaded without its chunk texts (load_index keep_texts=False): "
-                             "a cross-encoder needs them")
+            raise ValueError(
+                "the index was loaded without its chunk texts (load_index keep_texts=False): a cross-encoder needs them"
+            )
         pair_index: dict[tuple[str, int], int] = {}
         for i in reps:
             for p in dense[i][0].tolist():
                 pair_index.setdefault((searches[i].rerank_text, p), len(pair_index))
         scored = scorer([(text, index.texts[p]) for text, p in pair_index])
-        stage = [np.array([scored[pair_index[(searches[i].rerank_text, p)]] for p in dense[i][0].tolist()])
-                 for i in reps]
+        stage = [
+            np.array([scored[pair_index[(searches[i].rerank_text, p)]] for p in dense[i][0].tolist()]) for i in reps
+        ]
     else:
         stage = [dense[i][1] for i in reps]
     seconds["rerank"] = time.perf_counter() - t0
@@ -177,7 +193,7 @@ def run_searches(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndar
     for i, s in enumerate(searches):
         u = use[i]
         r_pos, r_score, _, _ = ordered[u]
-        picks = picks_of[u][:s.k]
+        picks = picks_of[u][: s.k]
         pos, cos = dense[reps[u]]
         runs.append(TextRun(pos, cos, r_pos, r_score, r_pos[picks], r_score[picks], pools[i], exact_flags[reps[u]]))
     seconds["mmr"] = time.perf_counter() - t0
@@ -192,8 +208,14 @@ def _distinct_per_row(codes: np.ndarray) -> np.ndarray:
     return 1 + (np.diff(srt, axis=1) != 0).sum(axis=1)
 
 
-def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, ann: ann_index.AnnParams | None,
-           recall_check: bool = True, fill: str = "fixed"):
+def _dense(
+    index: ChunkIndex,
+    searches: Sequence[Search],
+    vectors: np.ndarray,
+    ann: ann_index.AnnParams | None,
+    recall_check: bool = True,
+    fill: str = "fixed",
+):
     """Per search its dense pool ``(positions, cosines)``, widened pool size and (HNSW) exact-membership
     flags (module doc, step 1; not checked: int8 -1 per chunk)."""
     n_chunks, n_docs = len(index.chunk_ids), len(index.documents)
@@ -214,8 +236,9 @@ def _dense(index: ChunkIndex, searches: Sequence[Search], vectors: np.ndarray, a
 
         build_on_ray(seeds, index.vectors, ann, index.graph_folder, digest, index.engine, timing)
     # one graph at a time (each holds a copy of the vectors), the next ones built meanwhile on other cores
-    for seed, graph in ann_index.graphs_in_turn(seeds, index.vectors, ann, index.graph_folder, digest, timing,
-                                                workers=index.graph_workers, idle=checks.step):
+    for seed, graph in ann_index.graphs_in_turn(
+        seeds, index.vectors, ann, index.graph_folder, digest, timing, workers=index.graph_workers, idle=checks.step
+    ):
         todo = [i for i, s in enumerate(searches) if s.ann_seed == seed]
         while todo:
             retry = []
@@ -287,15 +310,16 @@ class _ExactChecks:
         self._planned.update(pk for pk, _ in new)
         for pool in sorted({pk[0] for pk, _ in new}):
             items = [(pk, row) for pk, row in new if pk[0] == pool]
-            self._units += [(pool, items[lo:lo + self.UNIT]) for lo in range(0, len(items), self.UNIT)]
+            self._units += [(pool, items[lo : lo + self.UNIT]) for lo in range(0, len(items), self.UNIT)]
 
     def step(self) -> bool:
         """Run the next unit; whether more are left."""
         if self._units:
             t = time.perf_counter()
             pool, items = self._units.pop(0)
-            exact, _ = topk_inner_product(self.vectors[[row for _, row in items]], self.index_vectors, pool,
-                                          query_batch=self.UNIT)
+            exact, _ = topk_inner_product(
+                self.vectors[[row for _, row in items]], self.index_vectors, pool, query_batch=self.UNIT
+            )
             self.done.update((pk, e) for (pk, _), e in zip(items, exact))
             seconds = time.perf_counter() - t
             self.timing["recall_check"] += seconds
@@ -304,8 +328,9 @@ class _ExactChecks:
         return bool(self._units)
 
 
-def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float,
-                 batch: int = 256) -> list[np.ndarray]:
+def _batched_mmr(
+    index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np.ndarray, lam: float, batch: int = 256
+) -> list[np.ndarray]:
     """Per search, its first ``k[i]`` MMR picks as indices into its rerank order (``candidates`` are such
     indices), the pools of ``batch`` searches padded and run together with the batch's largest ``k``
     (:func:`ingest.rewriting.mmr.mmr_batch`; picks are prefix-stable, so each keeps its own first ``k[i]``)."""
@@ -313,17 +338,17 @@ def _batched_mmr(index: ChunkIndex, ordered, candidates: list[np.ndarray], k: np
     dim = index.vectors.shape[1]
     by_width = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))  # little padding per batch
     for lo in range(0, len(by_width), batch):
-        part = by_width[lo:lo + batch]
+        part = by_width[lo : lo + batch]
         width = max(len(candidates[i]) for i in part)
         scores = np.full((len(part), width), np.nan)
         vectors = np.zeros((len(part), width, dim), dtype=np.float32)
         for row, i in enumerate(part):
             r_pos, r_score, _, _ = ordered[i]
             c = candidates[i]
-            scores[row, :len(c)] = r_score[c]
-            vectors[row, :len(c)] = index.vectors[r_pos[c]]
+            scores[row, : len(c)] = r_score[c]
+            vectors[row, : len(c)] = index.vectors[r_pos[c]]
         picks = mmr_batch(scores, vectors, int(max(k[i] for i in part)), lam)
         for row, i in enumerate(part):
             p = picks[row]
-            out[i] = candidates[i][p[p >= 0]][:int(k[i])]
+            out[i] = candidates[i][p[p >= 0]][: int(k[i])]
     return out  # type: ignore[return-value]

@@ -8,6 +8,7 @@ answers every request from ``llm_calls``. HyDE passage ``i >= 1`` (``hyde_passag
 sampling seed ``1000 * seed + i`` (passage 0 uses ``seed``), so its requests differ. ``item_id`` is
 ``<query_id>|<strategy>|<seed>[|<passage>]``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,20 +34,31 @@ def _sampling_seed(seed: int, passage: int) -> int:
     return seed if passage == 0 else 1000 * seed + passage
 
 
-def requests_for(strategy: Strategy, queries: list[tuple[str, str]], seed: int,
-                 settings: RewriteSettings) -> list[list[LLMRequest]]:
+def requests_for(
+    strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings
+) -> list[list[LLMRequest]]:
     """Per query, the requests of one strategy and seed (one, or ``hyde_passages`` for HyDE)."""
     prompt = load_prompt(strategy.prompt)
     n_requests = settings.hyde_passages if strategy.form == "passage" else 1
     out = []
     for query_id, text in queries:
         content = prompt.render(query=text, n=str(settings.variants_of(strategy.name)))
-        out.append([LLMRequest(
-            item_id=f"{query_id}|{strategy.name}|{seed}" + (f"|{i}" if n_requests > 1 else ""),
-            prompt=prompt.key, messages=({"role": "user", "content": content},),
-            sampling=Sampling(temperature=settings.temperature, top_p=1.0, max_tokens=settings.max_tokens,
-                              seed=_sampling_seed(seed, i)))
-            for i in range(n_requests)])
+        out.append(
+            [
+                LLMRequest(
+                    item_id=f"{query_id}|{strategy.name}|{seed}" + (f"|{i}" if n_requests > 1 else ""),
+                    prompt=prompt.key,
+                    messages=({"role": "user", "content": content},),
+                    sampling=Sampling(
+                        temperature=settings.temperature,
+                        top_p=1.0,
+                        max_tokens=settings.max_tokens,
+                        seed=_sampling_seed(seed, i),
+                    ),
+                )
+                for i in range(n_requests)
+            ]
+        )
     return out
 
 
@@ -59,20 +71,27 @@ def usable_for(strategy: Strategy, settings: RewriteSettings):
     return lambda answer: bool(passage_text(answer)[0])
 
 
-def strategy_texts(strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings,
-                   llm: LLMCache | None) -> list[QueryTexts]:
+def strategy_texts(
+    strategy: Strategy, queries: list[tuple[str, str]], seed: int, settings: RewriteSettings, llm: LLMCache | None
+) -> list[QueryTexts]:
     """Screened candidates (:func:`ingest.rewriting.variants.screen`) of every query for one strategy and seed."""
     return strategy_texts_by_seed(strategy, queries, (seed,), settings, llm)[seed]
 
 
-def strategy_texts_by_seed(strategy: Strategy, queries: list[tuple[str, str]], seeds, settings: RewriteSettings,
-                           llm: LLMCache | None) -> dict[int, list[QueryTexts]]:
+def strategy_texts_by_seed(
+    strategy: Strategy, queries: list[tuple[str, str]], seeds, settings: RewriteSettings, llm: LLMCache | None
+) -> dict[int, list[QueryTexts]]:
     """:func:`strategy_texts` of every seed in ``seeds``, the LLM asked once for all of them: one
     :meth:`LLMCache.generate` call holds every seed's requests, so a local backend fills its batches across
     seeds (each request keeps its own sampling seed, so its answer is the one it gets alone)."""
     if not strategy.uses_llm:
-        return {seed: [QueryTexts(qid, [Candidate(0, text, "query", None, reason="original", kept=True)], Counter())
-                       for qid, text in queries] for seed in seeds}
+        return {
+            seed: [
+                QueryTexts(qid, [Candidate(0, text, "query", None, reason="original", kept=True)], Counter())
+                for qid, text in queries
+            ]
+            for seed in seeds
+        }
     if llm is None:
         raise ValueError(f"strategy {strategy.name} needs an LLM and none is configured (llm.backend: none)")
     per_seed = {seed: requests_for(strategy, queries, seed, settings) for seed in seeds}
@@ -82,8 +101,9 @@ def strategy_texts_by_seed(strategy: Strategy, queries: list[tuple[str, str]], s
     return {seed: _parse(strategy, queries, per_seed[seed], answers, settings, llm) for seed in seeds}
 
 
-def _parse(strategy: Strategy, queries: list[tuple[str, str]], per_query, answers, settings: RewriteSettings,
-           llm: LLMCache) -> list[QueryTexts]:
+def _parse(
+    strategy: Strategy, queries: list[tuple[str, str]], per_query, answers, settings: RewriteSettings, llm: LLMCache
+) -> list[QueryTexts]:
     """Each query's texts from its answers (taken in order from the iterator ``answers``), screened."""
     out = []
     for (query_id, text), requests in zip(queries, per_query):

@@ -16,6 +16,7 @@ LLM's texts in answer order. Each text gets a ``reason`` (the ``rewrites.reason`
 
 :func:`screen` does step 1 (no vectors needed), :func:`decide` steps 2-3 once cosines are known.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,8 +53,14 @@ def screen(original: str, texts: list[str], encode_as: str, llm_call_keys: list[
     return out
 
 
-def decide(candidates: list[Candidate], *, filtered: bool, band: tuple[float, float], include_original: bool,
-           original_searched_alongside: bool) -> None:
+def decide(
+    candidates: list[Candidate],
+    *,
+    filtered: bool,
+    band: tuple[float, float],
+    include_original: bool,
+    original_searched_alongside: bool,
+) -> None:
     """Steps 2-3 in place; ``cosine`` must be set on every candidate not screened out.
 
     ``original_searched_alongside``: the strategy searches the original beside its variants (multi-query

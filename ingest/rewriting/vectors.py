@@ -6,6 +6,7 @@ keys are encoded (longest first, as the embedding job does), L2-normalized and s
 batches (:func:`ingest.retrieval.embed.store_embeddings`); :func:`text_vectors` then returns the stored
 vectors, one row per requested text.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ingest.retrieval.embed import (COMMIT_SECONDS, QUERY_HASH_PREFIX, Committer, arrow_query, commit_texts,
-                                    stored_dimension)
+from ingest.retrieval.embed import (
+    COMMIT_SECONDS,
+    QUERY_HASH_PREFIX,
+    Committer,
+    arrow_query,
+    commit_texts,
+    stored_dimension,
+)
 from ingest.retrieval.embedders import EmbedderSpec
 from ingest.retrieval.progress import progress_bar
 from warehouse.db import bulk_appends, memory_capped, release_cached_memory
@@ -47,19 +54,28 @@ class Embedder:
         return self._model
 
 
-def text_vectors(con, embedder: Embedder, texts: Sequence[str], is_query: Sequence[bool], *,
-                 label: str = "embedding", show_progress: bool = True) -> tuple[np.ndarray, list[str]]:
+def text_vectors(
+    con,
+    embedder: Embedder,
+    texts: Sequence[str],
+    is_query: Sequence[bool],
+    *,
+    label: str = "embedding",
+    show_progress: bool = True,
+) -> tuple[np.ndarray, list[str]]:
     """``(vectors (n, d) float32, keys)`` for ``texts``; missing keys are encoded and stored first."""
     keys = [text_key(t, q) for t, q in zip(texts, is_query)]
     unique = dict(zip(keys, zip(texts, is_query)))
     stored = stored_keys(con, embedder.spec.name, list(unique))
-    store_missing(con, embedder, {k: v for k, v in unique.items() if k not in stored}, label=label,
-                  show_progress=show_progress)
+    store_missing(
+        con, embedder, {k: v for k, v in unique.items() if k not in stored}, label=label, show_progress=show_progress
+    )
     return fetch_vectors(con, embedder.spec.name, keys), keys
 
 
-def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *, label: str = "embedding",
-                  show_progress: bool = True) -> None:
+def store_missing(
+    con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *, label: str = "embedding", show_progress: bool = True
+) -> None:
     """Encode and store ``todo`` (key -> (text, is_query), keys known not to be stored), longest text first,
     :data:`ENCODE_STEP` texts per model call, committed as the embedding job commits
     (:class:`ingest.retrieval.embed.Committer`: every :func:`ingest.retrieval.embed.commit_texts` texts or
@@ -74,33 +90,53 @@ def store_missing(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], *,
     dim = int(model.get_embedding_dimension())
     have = stored_dimension(con, embedder.spec.name)
     if have is not None and have != dim:
-        raise ValueError(f"the warehouse holds {have}-dimensional vectors for {embedder.spec.name!r} but the model "
-                         f"gives {dim}: delete them (DELETE FROM embeddings WHERE embedder = ...) or rename the embedder")
+        raise ValueError(
+            f"the warehouse holds {have}-dimensional vectors for {embedder.spec.name!r} but the model "
+            f"gives {dim}: delete them (DELETE FROM embeddings WHERE embedder = ...) or rename the embedder"
+        )
     inputs = embedder.spec.format_inputs([todo[k][0] for k in order], [todo[k][1] for k in order])
-    with progress_bar(f"{label} with {embedder.spec.name}", total=len(order), enabled=show_progress) as advance, \
-            bulk_appends(con):
+    with (
+        progress_bar(f"{label} with {embedder.spec.name}", total=len(order), enabled=show_progress) as advance,
+        bulk_appends(con),
+    ):
         committer = Committer(con, embedder.spec.name, order, commit_texts(len(order)), COMMIT_SECONDS, advance)
         for start in range(0, len(order), ENCODE_STEP):
-            part = inputs[start:start + ENCODE_STEP]
-            committer.add(model.encode(part, batch_size=embedder.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=False, show_progress_bar=False))
+            part = inputs[start : start + ENCODE_STEP]
+            committer.add(
+                model.encode(
+                    part,
+                    batch_size=embedder.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                )
+            )
             embedder.encoded += len(part)
     release_cached_memory(con)  # what DuckDB kept of the rows just written, before a matrix is read
 
 
-def _store_with_ray(con, embedder: Embedder, todo: dict[str, tuple[str, bool]], order: list[str],
-                    show_progress: bool) -> None:
+def _store_with_ray(
+    con, embedder: Embedder, todo: dict[str, tuple[str, bool]], order: list[str], show_progress: bool
+) -> None:
     """:func:`store_missing` as a Ray Data job (:func:`ingest.retrieval.ray_engine.embed_with_ray`): the same keys in
     the same order, blocks of ``COMMIT_TEXTS`` texts, ``ray.batch_size`` texts per model call on the workers (the
     local ``batch_size`` when equal, the default 64: then the same model batches and vectors within 1e-6)."""
     from ingest.retrieval.embed import COMMIT_TEXTS, TextsToEmbed
     from ingest.retrieval.ray_engine import embed_with_ray
 
-    todo_rows = TextsToEmbed(len(order), len(order), 0, order, [todo[k][0] for k in order],
-                             np.array([todo[k][1] for k in order], dtype=bool))
-    report = embed_with_ray(con, embedder.spec, todo_rows, embedder.engine,
-                            {"dim": stored_dimension(con, embedder.spec.name)}, write_batch=COMMIT_TEXTS,
-                            commit_seconds=COMMIT_SECONDS, show_progress=show_progress)
+    todo_rows = TextsToEmbed(
+        len(order), len(order), 0, order, [todo[k][0] for k in order], np.array([todo[k][1] for k in order], dtype=bool)
+    )
+    report = embed_with_ray(
+        con,
+        embedder.spec,
+        todo_rows,
+        embedder.engine,
+        {"dim": stored_dimension(con, embedder.spec.name)},
+        write_batch=COMMIT_TEXTS,
+        commit_seconds=COMMIT_SECONDS,
+        show_progress=show_progress,
+    )
     embedder.encoded += report["embedded"]
     release_cached_memory(con)
 
@@ -113,8 +149,10 @@ def stored_keys(con, embedder: str, keys: list[str]) -> set[str]:
 
     con.register("_wanted_keys", pa.table({"text_hash": keys}))
     try:
-        rows = con.execute("SELECT DISTINCT e.text_hash FROM embeddings e JOIN _wanted_keys USING (text_hash) "
-                           "WHERE e.embedder = ?", [embedder]).fetchall()
+        rows = con.execute(
+            "SELECT DISTINCT e.text_hash FROM embeddings e JOIN _wanted_keys USING (text_hash) WHERE e.embedder = ?",
+            [embedder],
+        ).fetchall()
     finally:
         con.unregister("_wanted_keys")
     return {r[0] for r in rows}
@@ -136,9 +174,13 @@ def fetch_vectors(con, embedder: str, keys: list[str], block: int = FETCH_BLOCK)
 
     con.register("_wanted_keys", pa.table({"text_hash": keys, "pos": np.arange(len(keys))}))
     try:
-        table = arrow_query(con, "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
-                                 "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
-                                 "GROUP BY w.pos ORDER BY w.pos", {"e": embedder})
+        table = arrow_query(
+            con,
+            "SELECT w.pos, any_value(e.vector) AS vector FROM _wanted_keys w "
+            "LEFT JOIN embeddings e ON e.text_hash = w.text_hash AND e.embedder = $e "
+            "GROUP BY w.pos ORDER BY w.pos",
+            {"e": embedder},
+        )
     finally:
         con.unregister("_wanted_keys")
     column = table.column("vector").combine_chunks()
@@ -166,8 +208,9 @@ def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
     filled = np.zeros(len(keys), dtype=bool)
     with memory_capped(con, SCAN_CACHE):  # the table's blocks are not all kept cached
         # a relation's reader streams without the extra copy of a DB-API result's
-        reader = con.sql("SELECT text_hash, vector FROM embeddings WHERE embedder = ?",
-                         params=[embedder]).to_arrow_reader(SCAN_ROWS)
+        reader = con.sql(
+            "SELECT text_hash, vector FROM embeddings WHERE embedder = ?", params=[embedder]
+        ).to_arrow_reader(SCAN_ROWS)
         try:
             for batch in reader:
                 out = _place(batch, wanted, order, width, filled, out, len(keys))
@@ -179,8 +222,9 @@ def _scan_vectors(con, embedder: str, keys: list[str]) -> np.ndarray:
     return out
 
 
-def _place(batch, wanted: np.ndarray, order: np.ndarray, width: int, filled: np.ndarray, out: np.ndarray | None,
-           n_keys: int) -> np.ndarray | None:
+def _place(
+    batch, wanted: np.ndarray, order: np.ndarray, width: int, filled: np.ndarray, out: np.ndarray | None, n_keys: int
+) -> np.ndarray | None:
     """Copy one Arrow batch's vectors to every position of their keys not filled yet (:func:`_scan_vectors`)."""
     hashes = np.array([h.encode("utf-8") for h in batch.column(0).to_pylist()], dtype=f"S{width}")
     lo = np.searchsorted(wanted, hashes, "left")

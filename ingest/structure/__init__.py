@@ -2,6 +2,7 @@
 
 The stage's names are imported on first use (PEP 562): ``ingest.structure.segments`` is imported by
 the corpus readers that the stage itself imports, so an eager import here would be circular."""
+
 from __future__ import annotations
 
 __all__ = ["INDUCERS", "induce", "induction_report"]

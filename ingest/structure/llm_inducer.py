@@ -33,16 +33,25 @@ detail). A correction conversation that would not fit the window is not sent: th
 the repair step (``correction_skipped``). An answer cut at ``max_tokens`` (finish reason ``length``)
 is usually broken JSON and takes the same correct -> repair path; ``cut_answers`` counts them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ingest.corpora.docs import StoredDoc
-from ingest.llm import LLMCache, LLMRequest, Sampling, load_prompt, structured as structured_output
+from ingest.llm import LLMCache, LLMRequest, Sampling, load_prompt
+from ingest.llm import structured as structured_output
 from ingest.llm.fit import fit_count
-from ingest.structure.llm_output import (Parsed, answer_violations, parse_answer, repair, rows_for, schema_valid,
-                                         to_headings)
+from ingest.structure.llm_output import (
+    Parsed,
+    answer_violations,
+    parse_answer,
+    repair,
+    rows_for,
+    schema_valid,
+    to_headings,
+)
 from ingest.structure.segments import Heading, SectionRow
 
 MAX_LISTED = 20  # violations listed back to the model in the correction round
@@ -93,9 +102,15 @@ def _note(label: str, problems: Sequence[str]) -> str:
     return f"{label}: {'; '.join(problems[:3])}" + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
 
 
-def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int = 4096,
-                    temperature: float = 0.0, seed: int | None = None,
-                    structured: bool | None = None) -> list[InductionResult]:
+def induce_with_llm(
+    docs: Sequence[StoredDoc],
+    llm: LLMCache,
+    *,
+    max_tokens: int = 4096,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    structured: bool | None = None,
+) -> list[InductionResult]:
     """Induce a structure for every document (see module doc); results are in ``docs`` order.
     ``structured``: the ``llm.structured`` setting (None: where the backend can enforce a schema)."""
     ask = load_prompt(STRUCTURE_PROMPT)
@@ -104,49 +119,81 @@ def induce_with_llm(docs: Sequence[StoredDoc], llm: LLMCache, *, max_tokens: int
     send_schema = structured_output.wanted(llm, structured)
 
     def first_messages(paragraphs: Sequence[str]) -> tuple[dict, ...]:
-        return ({"role": "user", "content": ask.render(n_paragraphs=str(len(paragraphs)), paragraphs=numbered(paragraphs))},)
+        return (
+            {"role": "user", "content": ask.render(n_paragraphs=str(len(paragraphs)), paragraphs=numbered(paragraphs))},
+        )
 
     full = [d.paragraph_texts() for d in docs]
     shown = [fit_count(llm, len(t), lambda k, t=t: first_messages(t[:k]), max_tokens) for t in full]
     texts = [t[:k] for t, k in zip(full, shown)]
     todo = [i for i, k in enumerate(shown) if k > 0]
     schemas = {i: ask.schema(n_paragraphs=len(texts[i])) for i in todo}
-    first = {i: LLMRequest(docs[i].doc_id, ask.key, first_messages(texts[i]), sampling,
-                           schemas[i] if send_schema else None) for i in todo}
+    first = {
+        i: LLMRequest(docs[i].doc_id, ask.key, first_messages(texts[i]), sampling, schemas[i] if send_schema else None)
+        for i in todo
+    }
     completions, first_structured = structured_output.complete(llm, [first[i] for i in todo], "induce:llm")
     answers = dict(zip(todo, completions))
     parsed = {i: parse_answer(answers[i].text) for i in todo}
     problems = {i: answer_violations(parsed[i], len(texts[i])) for i in todo}
 
     conversations = {
-        i: first[i].messages + (
+        i: first[i].messages
+        + (
             {"role": "assistant", "content": answers[i].text},
-            {"role": "user", "content": fix.render(violations=_listing(problems[i]), n_paragraphs=str(len(texts[i])))})
-        for i in todo if problems[i]}
+            {"role": "user", "content": fix.render(violations=_listing(problems[i]), n_paragraphs=str(len(texts[i])))},
+        )
+        for i in todo
+        if problems[i]
+    }
     skipped = {i for i, m in conversations.items() if not llm.fits(m, max_tokens)}
     retry = [i for i in conversations if i not in skipped]
-    second = [LLMRequest(docs[i].doc_id, fix.key, conversations[i], sampling,
-                         fix.schema(n_paragraphs=len(texts[i])) if first_structured else None) for i in retry]
+    second = [
+        LLMRequest(
+            docs[i].doc_id,
+            fix.key,
+            conversations[i],
+            sampling,
+            fix.schema(n_paragraphs=len(texts[i])) if first_structured else None,
+        )
+        for i in retry
+    ]
     completions, second_structured = structured_output.complete(llm, second, "induce:llm correction")
     second_answers = dict(zip(retry, completions))
 
     results = []
     for i, doc in enumerate(docs):
         if i not in answers:
-            results.append(InductionResult(doc.doc_id, "failed", [], "not even the first paragraph fits the model's "
-                                           "context window", truncated_to=0))
+            results.append(
+                InductionResult(
+                    doc.doc_id,
+                    "failed",
+                    [],
+                    "not even the first paragraph fits the model's context window",
+                    truncated_to=0,
+                )
+            )
             continue
         cut = int(answers[i].cut) + int(i in second_answers and second_answers[i].cut)
         result = _judge(doc, len(texts[i]), parsed[i], problems[i], second_answers.get(i), i in skipped)
         if shown[i] < len(full[i]):
-            result = replace(result, truncated_to=shown[i], detail=result.detail + (
-                f"; the document did not fit the model's context: the model saw paragraphs 1..{shown[i]} of "
-                f"{len(full[i])}" + (", the rest was appended to the last section" if result.rows else "")))
+            result = replace(
+                result,
+                truncated_to=shown[i],
+                detail=result.detail
+                + (
+                    f"; the document did not fit the model's context: the model saw paragraphs 1..{shown[i]} of "
+                    f"{len(full[i])}" + (", the rest was appended to the last section" if result.rows else "")
+                ),
+            )
         if cut:
             result = replace(result, detail=result.detail + f"; {cut} answer(s) cut at max_tokens ({max_tokens})")
         was_structured = first_structured and (i not in second_answers or second_structured)
-        results.append(replace(result, cut_answers=cut, structured=was_structured,
-                               schema_valid=schema_valid(parsed[i], schemas[i])))
+        results.append(
+            replace(
+                result, cut_answers=cut, structured=was_structured, schema_valid=schema_valid(parsed[i], schemas[i])
+            )
+        )
     return results
 
 
@@ -166,26 +213,40 @@ def _judge(doc: StoredDoc, n_shown: int, parsed: Parsed, problems: list[str], se
         second_note = _note("corrected answer", remaining)
     source: Parsed | None = again if again.sections else (parsed if parsed.sections else None)
     if source is None:
-        return InductionResult(doc.doc_id, "failed", [], f"no sections to repair; {first_note}; {second_note}",
-                               correction_skipped=skipped)
+        return InductionResult(
+            doc.doc_id, "failed", [], f"no sections to repair; {first_note}; {second_note}", correction_skipped=skipped
+        )
     headings, actions = repair(source.sections, n_shown)
     if not headings:
-        return InductionResult(doc.doc_id, "failed", [], f"repair left nothing ({'; '.join(actions)}); {second_note}",
-                               correction_skipped=skipped)
+        return InductionResult(
+            doc.doc_id,
+            "failed",
+            [],
+            f"repair left nothing ({'; '.join(actions)}); {second_note}",
+            correction_skipped=skipped,
+        )
     which = "corrected" if source is again else "first"
-    result = _finish(doc, n_shown, headings, "repaired",
-                     f"repaired {which} answer: {'; '.join(actions) or 'no change needed'}; {second_note}")
+    result = _finish(
+        doc,
+        n_shown,
+        headings,
+        "repaired",
+        f"repaired {which} answer: {'; '.join(actions) or 'no change needed'}; {second_note}",
+    )
     return replace(result, correction_skipped=skipped)
 
 
-def _finish(doc: StoredDoc, n_shown: int, headings: list[Heading], status: str, detail: str,
-            self_corrected: bool = False) -> InductionResult:
+def _finish(
+    doc: StoredDoc, n_shown: int, headings: list[Heading], status: str, detail: str, self_corrected: bool = False
+) -> InductionResult:
     """Rows of ``headings`` (which tile the first ``n_shown`` paragraphs; the unseen rest goes to the
     last heading that owns paragraphs), verified."""
     unseen = len(doc.paragraphs) - n_shown
     if unseen:
         last = max(k for k, h in enumerate(headings) if h.n_paragraphs > 0)
-        headings = [replace(h, n_paragraphs=h.n_paragraphs + unseen) if k == last else h for k, h in enumerate(headings)]
+        headings = [
+            replace(h, n_paragraphs=h.n_paragraphs + unseen) if k == last else h for k, h in enumerate(headings)
+        ]
     rows, violations, dropped = rows_for(headings, doc.paragraphs)
     if violations:
         return InductionResult(doc.doc_id, "failed", [], f"tree fails verification: {'; '.join(violations[:5])}")

@@ -7,6 +7,7 @@ is used. Integral numbers written as floats or digit strings are accepted as int
 whose JSON never closes (typically cut at max_tokens) keeps the complete entries of its
 ``"sections": [`` list, with a problem saying so (the correct -> repair path takes it from there).
 """
+
 from __future__ import annotations
 
 import json
@@ -110,8 +111,11 @@ def parse_answer(text: str) -> Parsed:
             values[key] = _as_int(item.get(key))
             if values[key] is None:
                 problems.append(f"section {k}: {key} missing or not an integer ({item.get(key)!r})")
-        sections.append(RawSection(_WS.sub(" ", title).strip(), values["level"],
-                                   values["first_paragraph"], values["last_paragraph"]))
+        sections.append(
+            RawSection(
+                _WS.sub(" ", title).strip(), values["level"], values["first_paragraph"], values["last_paragraph"]
+            )
+        )
     return Parsed(sections, cut + problems, None if cut else obj)
 
 
@@ -199,8 +203,10 @@ def repair(sections: Sequence[RawSection], n_paragraphs: int) -> tuple[list[Head
             if start - 1 < nxt <= end:
                 end = nxt - 1
         if (start, end) != (first, last):
-            actions.append(f"section {k}: overlap resolved, {first}..{last} -> "
-                           + (f"{start}..{end}" if end >= start else "no own paragraphs"))
+            actions.append(
+                f"section {k}: overlap resolved, {first}..{last} -> "
+                + (f"{start}..{end}" if end >= start else "no own paragraphs")
+            )
         if end < start:
             deeper_next = i + 1 < len(entries) and (entries[i + 1][1] or 0) > (level or 0)
             if not deeper_next:
@@ -237,7 +243,9 @@ def repair(sections: Sequence[RawSection], n_paragraphs: int) -> tuple[list[Head
     return headings, actions
 
 
-def rows_for(headings: Sequence[Heading], para_offsets: Sequence[tuple[int, int]]) -> tuple[list[SectionRow], list[str], int]:
+def rows_for(
+    headings: Sequence[Heading], para_offsets: Sequence[tuple[int, int]]
+) -> tuple[list[SectionRow], list[str], int]:
     """Section rows of ``headings``, their :func:`verify_sections` violations, and how many headings
     ``build_sections`` dropped because their whole subtree holds no paragraph."""
     rows, dropped = build_sections(headings, para_offsets)

@@ -5,6 +5,7 @@ A paragraph's text is ``documents.text[char_start:char_end].strip()`` and its ke
 is embedded once for both uses. Only keys not yet stored for the embedder are encoded (passage
 formatting of :class:`ingest.retrieval.embedders.EmbedderSpec`), L2-normalized and written in committed batches.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,9 +46,17 @@ def stored_vectors(con: duckdb.DuckDBPyConnection, embedder: str, hashes: Sequen
     return dict(zip(keys, matrix))
 
 
-def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embedder: str | EmbedderSpec | None = None,
-                      *, model=None, batch_size: int = 64, write_batch: int = 1024,
-                      show_progress: bool = True, precision: str | None = "auto") -> tuple[np.ndarray, dict]:
+def paragraph_vectors(
+    con: duckdb.DuckDBPyConnection,
+    texts: Sequence[str],
+    embedder: str | EmbedderSpec | None = None,
+    *,
+    model=None,
+    batch_size: int = 64,
+    write_batch: int = 1024,
+    show_progress: bool = True,
+    precision: str | None = "auto",
+) -> tuple[np.ndarray, dict]:
     """Vectors (``len(texts) x dim`` float32, L2-normalized) for ``texts``, embedding only the
     unique texts not yet stored for the embedder computing in ``precision`` (its stored name carries
     the precision: :mod:`ingest.retrieval.precision`). Returns the matrix and a report
@@ -60,18 +69,32 @@ def paragraph_vectors(con: duckdb.DuckDBPyConnection, texts: Sequence[str], embe
     for h, t in zip(hashes, texts):
         if h not in have and h not in todo:
             todo[h] = t
-    report = {"embedder": spec.name, "requested": len(texts), "unique": len(set(hashes)),
-              "already_stored": len(set(hashes) & set(have)), "embedded": 0}
+    report = {
+        "embedder": spec.name,
+        "requested": len(texts),
+        "unique": len(set(hashes)),
+        "already_stored": len(set(hashes) & set(have)),
+        "embedded": 0,
+    }
     if todo:
         model = model if model is not None else spec.load()
         order = sorted(todo, key=lambda h: (-len(todo[h]), h))  # longest first: little padding per batch
-        with progress_bar(f"embedding paragraphs with {spec.name}", total=len(order), enabled=show_progress) as advance, \
-                bulk_appends(con):
+        with (
+            progress_bar(f"embedding paragraphs with {spec.name}", total=len(order), enabled=show_progress) as advance,
+            bulk_appends(con),
+        ):
             for lo in range(0, len(order), write_batch):
-                keys = order[lo:lo + write_batch]
+                keys = order[lo : lo + write_batch]
                 inputs = spec.format_inputs([todo[h] for h in keys], [False] * len(keys))
-                vectors = l2_normalize(model.encode(inputs, batch_size=batch_size, convert_to_numpy=True,
-                                                    normalize_embeddings=False, show_progress_bar=False))
+                vectors = l2_normalize(
+                    model.encode(
+                        inputs,
+                        batch_size=batch_size,
+                        convert_to_numpy=True,
+                        normalize_embeddings=False,
+                        show_progress_bar=False,
+                    )
+                )
                 store_embeddings(con, spec.name, keys, vectors)
                 have.update(zip(keys, vectors))
                 report["embedded"] += len(keys)

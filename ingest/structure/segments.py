@@ -10,6 +10,7 @@ first child; a heading that owns none (a container) starts where its first child
 loaded; an empty list means verified. :func:`flat_violations` checks flat model output
 (``(level, first, last)`` with 1-based inclusive paragraph numbers) before it is turned into a tree.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -179,7 +180,9 @@ def verify_sections(rows: Sequence[SectionRow], para_offsets: ParaOffsets) -> li
         for a, b in zip(children, children[1:]):
             ra, rb = rows[a], rows[b]
             if rb.para_start > ra.para_end + 1:
-                problems.append(f"gap between section {a} and {b}: paragraphs {ra.para_end + 1}..{rb.para_start - 1} uncovered")
+                problems.append(
+                    f"gap between section {a} and {b}: paragraphs {ra.para_end + 1}..{rb.para_start - 1} uncovered"
+                )
             elif rb.para_start <= ra.para_end:
                 problems.append(f"overlap between section {a} and {b}: paragraphs {rb.para_start}..{ra.para_end}")
         tail = rows[children[-1]]
@@ -208,11 +211,15 @@ def flat_violations(entries: Sequence[tuple[int, int, int]], n_paragraphs: int) 
     for k, (level, first, last) in enumerate(entries, start=1):
         name = f"section {k}"
         if not 1 <= first <= last <= n_paragraphs:
-            problems.append(f"{name}: paragraphs {first}..{last} invalid (must satisfy 1 <= first <= last <= {n_paragraphs})")
+            problems.append(
+                f"{name}: paragraphs {first}..{last} invalid (must satisfy 1 <= first <= last <= {n_paragraphs})"
+            )
         if first > expected:
             problems.append(f"{name}: gap, paragraphs {expected}..{first - 1} belong to no section")
         elif first < expected:
-            problems.append(f"{name}: overlap, paragraphs {first}..{expected - 1} already belong to the previous section")
+            problems.append(
+                f"{name}: overlap, paragraphs {first}..{expected - 1} already belong to the previous section"
+            )
         if k == 1 and level != 1:
             problems.append(f"{name}: first section has level {level}, must be 1")
         if level < 1 or level > MAX_LEVEL:

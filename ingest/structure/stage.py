@@ -21,6 +21,7 @@ identity: the share of ``structural:induced:<inducer>`` chunks whose ``(doc_id, 
 char_end)`` equals that of some ``structural:gold`` chunk (equal offsets in the same document =
 byte-identical text), pooled over the corpus's documents that have both chunksets.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,10 +41,20 @@ from warehouse.db import replace_where, transaction
 INDUCERS = ("texttiling", "llm")
 
 
-def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = None, backend: Any = None, *,
-           params: TextTilingParams = TextTilingParams(), embedder: str | None = None, chunk: bool = False,
-           show_progress: bool = True, precision: str | None = "auto", max_tokens: int = 4096,
-           structured: bool | None = None) -> dict:
+def induce(
+    con: duckdb.DuckDBPyConnection,
+    inducer: str,
+    corpus: str | None = None,
+    backend: Any = None,
+    *,
+    params: TextTilingParams = TextTilingParams(),
+    embedder: str | None = None,
+    chunk: bool = False,
+    show_progress: bool = True,
+    precision: str | None = "auto",
+    max_tokens: int = 4096,
+    structured: bool | None = None,
+) -> dict:
     """Induce, verify and load structure ``induced:<inducer>``; return the report (module doc).
     TextTiling's paragraph vectors come from ``embedder`` computing in ``precision``
     (:mod:`ingest.retrieval.precision`).
@@ -56,8 +67,12 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
         raise ValueError(f"unknown inducer {inducer!r}: use one of {', '.join(INDUCERS)}")
     corpora = [corpus] if corpus is not None else structured_corpora(con)
     if not corpora:
-        raise IngestError("warehouse", None, "no corpus with gold structure is loaded",
-                          "load QASPER or Wikipedia first (ragwh ingest qasper|wikipedia ...)")
+        raise IngestError(
+            "warehouse",
+            None,
+            "no corpus with gold structure is loaded",
+            "load QASPER or Wikipedia first (ragwh ingest qasper|wikipedia ...)",
+        )
     structure = f"induced:{inducer}"
     t0 = time.perf_counter()
     llm = None
@@ -74,15 +89,22 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
             results = induce_with_llm(todo, llm, max_tokens=max_tokens, structured=structured)
             extra = {}
         else:
-            results, extra = induce_with_texttiling(con, todo, params, embedder, show_progress=show_progress,
-                                                    precision=precision)
+            results, extra = induce_with_texttiling(
+                con, todo, params, embedder, show_progress=show_progress, precision=precision
+            )
             extra = {"embedding": extra, "params": dataclasses.asdict(params)}
         results += [InductionResult(d.doc_id, "failed", [], "document has no paragraphs") for d in empty]
         _load(con, structure, name, docs, results)
         report["corpora"][name] = extra
     if llm is not None:
-        report["llm"] = {"model": llm.model, "backend": llm.backend_name, "calls": llm.calls, "cache_hits": llm.hits,
-                         "cut": llm.cut, "empty": llm.empty}
+        report["llm"] = {
+            "model": llm.model,
+            "backend": llm.backend_name,
+            "calls": llm.calls,
+            "cache_hits": llm.hits,
+            "cut": llm.cut,
+            "empty": llm.empty,
+        }
     if chunk:
         from ingest.chunking.stage import chunk_corpus
 
@@ -94,43 +116,50 @@ def induce(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str | None = No
     return report
 
 
-def _load(con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: list[StoredDoc],
-          results: list[InductionResult]) -> None:
+def _load(
+    con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: list[StoredDoc], results: list[InductionResult]
+) -> None:
     results = sorted(results, key=lambda r: r.doc_id)
     source = {d.doc_id: d.source_file for d in docs}
     sections = [(r.doc_id, row) for r in results for row in r.rows]
-    section_table = pa.table({
-        "structure": [structure] * len(sections),
-        "doc_id": [d for d, _ in sections],
-        "section_idx": pa.array([s.section_idx for _, s in sections], pa.int32()),
-        "parent_idx": pa.array([s.parent_idx for _, s in sections], pa.int32()),
-        "level": pa.array([s.level for _, s in sections], pa.int32()),
-        "title": [s.title for _, s in sections],
-        "para_start": pa.array([s.para_start for _, s in sections], pa.int32()),
-        "para_end": pa.array([s.para_end for _, s in sections], pa.int32()),
-        "char_start": pa.array([s.char_start for _, s in sections], pa.int32()),
-        "char_end": pa.array([s.char_end for _, s in sections], pa.int32()),
-    })
+    section_table = pa.table(
+        {
+            "structure": [structure] * len(sections),
+            "doc_id": [d for d, _ in sections],
+            "section_idx": pa.array([s.section_idx for _, s in sections], pa.int32()),
+            "parent_idx": pa.array([s.parent_idx for _, s in sections], pa.int32()),
+            "level": pa.array([s.level for _, s in sections], pa.int32()),
+            "title": [s.title for _, s in sections],
+            "para_start": pa.array([s.para_start for _, s in sections], pa.int32()),
+            "para_end": pa.array([s.para_end for _, s in sections], pa.int32()),
+            "char_start": pa.array([s.char_start for _, s in sections], pa.int32()),
+            "char_end": pa.array([s.char_end for _, s in sections], pa.int32()),
+        }
+    )
     by_llm = structure == "induced:llm"
-    log = pa.table({
-        "structure": [structure] * len(results),
-        "doc_id": [r.doc_id for r in results],
-        "status": [r.status for r in results],
-        "n_sections": pa.array([len(r.rows) if r.rows else None for r in results], pa.int32()),
-        "detail": [r.detail for r in results],
-        "outcome": pa.array([r.outcome if by_llm else None for r in results], pa.string()),
-        "structured": pa.array([r.structured for r in results], pa.bool_()),
-        "schema_valid": pa.array([r.schema_valid for r in results], pa.bool_()),
-    })
+    log = pa.table(
+        {
+            "structure": [structure] * len(results),
+            "doc_id": [r.doc_id for r in results],
+            "status": [r.status for r in results],
+            "n_sections": pa.array([len(r.rows) if r.rows else None for r in results], pa.int32()),
+            "detail": [r.detail for r in results],
+            "outcome": pa.array([r.outcome if by_llm else None for r in results], pa.string()),
+            "structured": pa.array([r.structured for r in results], pa.bool_()),
+            "schema_valid": pa.array([r.schema_valid for r in results], pa.bool_()),
+        }
+    )
     failed = [r for r in results if r.status == "failed"]
     stage = f"induce:{structure.removeprefix('induced:')}"
-    quarantine = pa.table({
-        "corpus": [corpus] * len(failed),
-        "source_file": [source[r.doc_id] for r in failed],
-        "record_id": [r.doc_id for r in failed],
-        "stage": [stage] * len(failed),
-        "reason": [r.detail for r in failed],
-    })
+    quarantine = pa.table(
+        {
+            "corpus": [corpus] * len(failed),
+            "source_file": [source[r.doc_id] for r in failed],
+            "record_id": [r.doc_id for r in failed],
+            "stage": [stage] * len(failed),
+            "reason": [r.detail for r in failed],
+        }
+    )
     counts = {
         "input": len(results),
         "usable": sum(r.status == "usable" for r in results),
@@ -140,14 +169,24 @@ def _load(con: duckdb.DuckDBPyConnection, structure: str, corpus: str, docs: lis
         "kept": sum(r.status != "failed" for r in results),
     }
     if by_llm:
-        counts.update({"legal_as_returned": sum(r.outcome == "legal_as_returned" for r in results),
-                       "structured": sum(r.structured is True for r in results),
-                       "schema_valid": sum(r.schema_valid is True for r in results),
-                       "truncated": sum(r.truncated_to is not None for r in results),
-                       "cut_answers": sum(r.cut_answers for r in results),
-                       "correction_skipped": sum(r.correction_skipped for r in results)})
-    funnel = pa.table({"corpus": [corpus] * len(counts), "stage": [stage] * len(counts),
-                       "reason": list(counts), "n": pa.array(list(counts.values()), pa.int64())})
+        counts.update(
+            {
+                "legal_as_returned": sum(r.outcome == "legal_as_returned" for r in results),
+                "structured": sum(r.structured is True for r in results),
+                "schema_valid": sum(r.schema_valid is True for r in results),
+                "truncated": sum(r.truncated_to is not None for r in results),
+                "cut_answers": sum(r.cut_answers for r in results),
+                "correction_skipped": sum(r.correction_skipped for r in results),
+            }
+        )
+    funnel = pa.table(
+        {
+            "corpus": [corpus] * len(counts),
+            "stage": [stage] * len(counts),
+            "reason": list(counts),
+            "n": pa.array(list(counts.values()), pa.int64()),
+        }
+    )
     scope = "doc_id IN (SELECT doc_id FROM documents WHERE corpus = ?)"
     with transaction(con):
         replace_where(con, "sections", f"structure = ? AND {scope}", [structure, corpus], section_table)
@@ -160,8 +199,11 @@ def induction_report(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str, 
     """Statistics of structure ``induced:<inducer>`` on ``corpus`` (module doc); ``span_identity``
     is computed from the ``chunks`` table when ``with_spans`` (None when no document has both chunksets)."""
     structure = f"induced:{inducer}"
-    counts = dict(con.execute(
-        "SELECT reason, n FROM funnel WHERE corpus = ? AND stage = ?", [corpus, f"induce:{inducer}"]).fetchall())
+    counts = dict(
+        con.execute(
+            "SELECT reason, n FROM funnel WHERE corpus = ? AND stage = ?", [corpus, f"induce:{inducer}"]
+        ).fetchall()
+    )
     sec = con.execute(
         """
         WITH kept AS (SELECT doc_id FROM induction_log l JOIN documents d USING (doc_id)
@@ -176,7 +218,9 @@ def induction_report(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str, 
             GROUP BY k.doc_id)
         SELECT count(*), avg(n_ind), avg(n_gold), avg(n_ind_top), avg(n_gold_top),
                count(*) FILTER (WHERE n_gold > 0) FROM per_doc
-        """, {"s": structure, "c": corpus}).fetchall()[0]
+        """,
+        {"s": structure, "c": corpus},
+    ).fetchall()[0]
     out = {
         "documents": counts.get("input", 0),
         "usable": counts.get("kept", 0),
@@ -203,7 +247,9 @@ def induction_report(con: duckdb.DuckDBPyConnection, inducer: str, corpus: str, 
             SELECT count(*) FILTER (WHERE g.doc_id IS NOT NULL), count(*), (SELECT count(*) FROM both_docs)
             FROM (SELECT * FROM ind WHERE doc_id IN (SELECT doc_id FROM both_docs)) i
             LEFT JOIN (SELECT DISTINCT * FROM gold) g USING (doc_id, char_start, char_end)
-            """, {"ind": f"structural:{structure}", "c": corpus}).fetchall()[0]
+            """,
+            {"ind": f"structural:{structure}", "c": corpus},
+        ).fetchall()[0]
         out["span_identity"] = (matched / total) if total else None
         out["span_identity_counts"] = {"identical": matched, "induced_chunks": total, "documents": n_docs}
     return out

@@ -20,6 +20,7 @@ Units are the document's body paragraphs, represented by L2-normalized embedding
    paragraphs; otherwise it is a level-1 container (no own paragraphs) whose level-2 children own
    the sub-segments. Titles come from :mod:`ingest.structure.titles`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -92,8 +93,9 @@ def valleys(scores: np.ndarray, depths: np.ndarray) -> np.ndarray:
     return np.flatnonzero(is_valley)
 
 
-def select(candidates: Sequence[int], depths: np.ndarray, start: int, stop: int, fixed: Sequence[int],
-           min_len: int) -> list[int]:
+def select(
+    candidates: Sequence[int], depths: np.ndarray, start: int, stop: int, fixed: Sequence[int], min_len: int
+) -> list[int]:
     """Accept candidate gaps (a gap ``g`` cuts before paragraph ``g + 1``) by decreasing depth while
     every segment of ``[start, stop)`` between accepted cuts and ``fixed`` cuts keeps ``min_len``
     paragraphs. Returns the accepted gaps, sorted."""
@@ -110,7 +112,9 @@ def select(candidates: Sequence[int], depths: np.ndarray, start: int, stop: int,
     return sorted(accepted)
 
 
-def tile(vectors: np.ndarray, params: TextTilingParams = TextTilingParams()) -> list[tuple[int, int, list[tuple[int, int]]]]:
+def tile(
+    vectors: np.ndarray, params: TextTilingParams = TextTilingParams()
+) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """Two-level segmentation of ``n`` paragraphs: ``[(top_start, top_end, [(sub_start, sub_end), ...])]``
     with 0-based, end-exclusive paragraph ranges tiling ``0..n``; the sub list is empty when the
     level-1 segment is not subdivided."""
@@ -135,8 +139,11 @@ def tile(vectors: np.ndarray, params: TextTilingParams = TextTilingParams()) -> 
     return out
 
 
-def headings_from_tiles(tiles: Sequence[tuple[int, int, list[tuple[int, int]]]],
-                        top_titles: Sequence[str], sub_titles: Sequence[Sequence[str]]) -> list[Heading]:
+def headings_from_tiles(
+    tiles: Sequence[tuple[int, int, list[tuple[int, int]]]],
+    top_titles: Sequence[str],
+    sub_titles: Sequence[Sequence[str]],
+) -> list[Heading]:
     """The pre-order heading list of a two-level tiling (containers own 0 paragraphs)."""
     headings: list[Heading] = []
     for (a, b, subs), title, titles in zip(tiles, top_titles, sub_titles):

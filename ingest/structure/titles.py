@@ -8,6 +8,7 @@ a document with ``P`` paragraphs, ``df(t)`` = paragraphs containing ``t`` and
 title is the ``n_terms`` best terms, highest score first (ties alphabetical), joined by ", ";
 a segment without any term is titled ``Section <k>`` (``k`` = 1-based order of the segment).
 """
+
 from __future__ import annotations
 
 import re
@@ -42,7 +43,11 @@ def paragraph_term_counts(paragraphs: Sequence[str]) -> tuple[np.ndarray, np.nda
     """(vocabulary sorted alphabetically, counts[paragraph, term] as int64)."""
     tokens = [terms(p) for p in paragraphs]
     flat = [t for ts in tokens for t in ts]
-    vocab, inverse = np.unique(np.asarray(flat, dtype=object), return_inverse=True) if flat else (np.asarray([], dtype=object), np.zeros(0, dtype=np.int64))
+    vocab, inverse = (
+        np.unique(np.asarray(flat, dtype=object), return_inverse=True)
+        if flat
+        else (np.asarray([], dtype=object), np.zeros(0, dtype=np.int64))
+    )
     counts = np.zeros((len(paragraphs), len(vocab)), dtype=np.int64)
     rows = np.repeat(np.arange(len(paragraphs)), [len(ts) for ts in tokens])
     np.add.at(counts, (rows, inverse.ravel()), 1)

@@ -1,5 +1,6 @@
 """``ragwh chunk``: build every chunkset and path/placebo prefix (a thin wrapper over
 :func:`ingest.chunking.stage.chunk_corpus`)."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -10,7 +11,9 @@ import typer
 def chunk_command(
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Chunk only this corpus (default: every corpus)."),
     inducer: str = typer.Option(
-        "texttiling", "--inducer", help="Fixed windows match 'induced:<inducer>' chunks when a document has them, else gold."
+        "texttiling",
+        "--inducer",
+        help="Fixed windows match 'induced:<inducer>' chunks when a document has them, else gold.",
     ),
     tokenizer: Optional[str] = typer.Option(
         None, "--tokenizer", help="Embedder whose tokenizer counts tokens (default all-MiniLM-L6-v2)."
@@ -43,8 +46,15 @@ def chunk_command(
     for col in ("corpus", "chunkset", "documents", "chunks", "mean tokens", ">350", "<60"):
         table.add_column(col, justify="left" if col in ("corpus", "chunkset") else "right")
     for r in summary["chunksets"]:
-        table.add_row(escape(r["corpus"]), escape(r["chunkset"]), str(r["documents"]), str(r["chunks"]),
-                      f"{r['mean_content_tokens']:.1f}", str(r["over_350"]), str(r["under_60"]))
+        table.add_row(
+            escape(r["corpus"]),
+            escape(r["chunkset"]),
+            str(r["documents"]),
+            str(r["chunks"]),
+            f"{r['mean_content_tokens']:.1f}",
+            str(r["over_350"]),
+            str(r["under_60"]),
+        )
     console.print(table)
     for r in summary["size_matching"]:
         console.print(
@@ -56,7 +66,9 @@ def chunk_command(
     pairs = sum(r["pairs"] for r in summary["placebo"])
     console.print(f"placebo: {pairs} (document, path) pairs, {residual} residual same-document assignments")
     if summary["llm_context_invalidated"]:
-        console.print(f"[yellow]{summary['llm_context_invalidated']} llm_context prefixes deleted (their chunks changed)[/yellow]")
+        console.print(
+            f"[yellow]{summary['llm_context_invalidated']} llm_context prefixes deleted (their chunks changed)[/yellow]"
+        )
     console.print(f"done in {summary['seconds']:.1f} s")
 
 

@@ -1,5 +1,6 @@
 """``ragwh debug``: is this machine and this config ready for a run? One line per check, ✓ / ! / ✗ and what to do
 (``dbt debug`` is the convention); exit status 1 when any check would make the run fail."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,10 +13,12 @@ from rich.markup import escape
 
 def debug_command(
     config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML or bundled name (default: the demo)"),
-    data: Optional[Path] = typer.Option(None, "--data", help="data directory the config's sources are relative to "
-                                                             "(default $RAGWH_DATA)"),
-    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, "
-                                                                       "else warehouse/ragwh.duckdb)"),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="data directory the config's sources are relative to (default $RAGWH_DATA)"
+    ),
+    warehouse: Optional[Path] = typer.Option(
+        None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"
+    ),
 ) -> None:
     """Check Python, torch and the device, the dbt project, the working directory and warehouse, disk and memory,
     every model, the LLM backend and the data files of a config, without running anything."""

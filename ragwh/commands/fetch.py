@@ -1,4 +1,5 @@
 """``ragwh fetch qasper|hotpotqa``: download and verify an official release into the data directory."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -43,7 +44,9 @@ def _print_files(console: Console, files) -> None:
 
 @fetch_app.command("qasper")
 def fetch_qasper_command(
-    data: Optional[Path] = typer.Option(None, "--data", help="data directory (default $RAGWH_DATA); files go to DATA/qasper/"),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="data directory (default $RAGWH_DATA); files go to DATA/qasper/"
+    ),
     base_url: Optional[str] = typer.Option(None, "--url", help="base URL of the release (default AllenAI's S3 bucket)"),
 ) -> None:
     """Download qasper-train-dev-v0.3.tgz and qasper-test-and-evaluator-v0.3.tgz, verify, extract."""
@@ -56,7 +59,9 @@ def fetch_qasper_command(
 
 @fetch_app.command("hotpotqa")
 def fetch_hotpotqa_command(
-    data: Optional[Path] = typer.Option(None, "--data", help="data directory (default $RAGWH_DATA); the file goes to DATA/hotpotqa/"),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="data directory (default $RAGWH_DATA); the file goes to DATA/hotpotqa/"
+    ),
     base_url: Optional[str] = typer.Option(None, "--url", help="base URL (default the HotpotQA authors' server)"),
 ) -> None:
     """Download hotpot_train_v1.1.json (the rewriting study reads its first 5,000 questions: --limit 5000)."""

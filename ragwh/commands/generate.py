@@ -1,4 +1,5 @@
 """``ragwh contexts`` (A1 chunk contexts) and ``ragwh generate-queries`` (the generated Wikipedia benchmark)."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,11 @@ def contexts_command(
     """Write an LLM context (contextual retrieval) as the llm_context prefix of every fixed chunk (condition A1)."""
     from ingest.chunking.contexts import generate_contexts
 
-    _run("contexts", lambda con: generate_contexts(con, corpus, _llm(con, config, replay_only), max_tokens=max_tokens),
-         warehouse)
+    _run(
+        "contexts",
+        lambda con: generate_contexts(con, corpus, _llm(con, config, replay_only), max_tokens=max_tokens),
+        warehouse,
+    )
 
 
 def generate_queries_command(
@@ -34,15 +38,21 @@ def generate_queries_command(
     replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
     seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed (default: the LLM config's seed)"),
     per_doc: int = typer.Option(3, "--per-doc", help="candidate spans per document and query type"),
-    final_per_type: int = typer.Option(250, "--final-per-type", min=1,
-                                       help="per-type cap: finals_t = min(cap, paraphrase survivors_t)"),
+    final_per_type: int = typer.Option(
+        250, "--final-per-type", min=1, help="per-type cap: finals_t = min(cap, paraphrase survivors_t)"
+    ),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Sample gold spans, have the LLM write and paraphrase queries, filter leakage, load balanced finals."""
     from ingest.genqueries import generate_queries
 
-    _run("generate-queries", lambda con: generate_queries(
-        con, corpus, _llm(con, config, replay_only), seed=seed, per_doc=per_doc, final_per_type=final_per_type), warehouse)
+    _run(
+        "generate-queries",
+        lambda con: generate_queries(
+            con, corpus, _llm(con, config, replay_only), seed=seed, per_doc=per_doc, final_per_type=final_per_type
+        ),
+        warehouse,
+    )
 
 
 def _run(name: str, work, warehouse: Optional[str]) -> None:

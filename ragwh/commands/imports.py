@@ -1,4 +1,5 @@
 """``ragwh import run``: a TREC run from another system, over a condition's chunk ids, as a run of its own."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,8 +15,12 @@ import_app = typer.Typer(help="Import runs from other systems.", no_args_is_help
 @import_app.command("run")
 def import_run_command(
     file: Path = typer.Argument(..., help="TREC run file: query Q0 chunk_id rank score tag (ranks or scores)"),
-    name: str = typer.Option(..., "--name", help="the run's system name (stored in runs.embedder, e.g. pyserini-bm25); "
-                             "not a name ragwh run stores its own runs under (bm25, a registered embedder)"),
+    name: str = typer.Option(
+        ...,
+        "--name",
+        help="the run's system name (stored in runs.embedder, e.g. pyserini-bm25); "
+        "not a name ragwh run stores its own runs under (bm25, a registered embedder)",
+    ),
     condition: str = typer.Option(..., "--condition", help="condition whose chunk ids the run ranks (e.g. A3)"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus (needed when the condition holds several)"),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE)"),
@@ -34,12 +39,23 @@ def import_run_command(
         raise typer.Exit(1) from None
     finally:
         con.close()
-    console.print(escape(f"imported {result.name}: {result.n_lines} lines, {result.n_queries} queries of "
-                         f"{result.corpus}, condition {result.condition}, up to {result.k} chunks per query"
-                         + (f"; {result.n_queries_without_run} queries of the corpus have no ranking"
-                            if result.n_queries_without_run else "")), soft_wrap=True)
-    console.print("score it: `dbt build --select path:models/staging +tag:evaluation` (or `ragwh run`), then "
-                  f"SELECT * FROM condition_means WHERE embedder = '{escape(result.name)}'", soft_wrap=True)
+    console.print(
+        escape(
+            f"imported {result.name}: {result.n_lines} lines, {result.n_queries} queries of "
+            f"{result.corpus}, condition {result.condition}, up to {result.k} chunks per query"
+            + (
+                f"; {result.n_queries_without_run} queries of the corpus have no ranking"
+                if result.n_queries_without_run
+                else ""
+            )
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        "score it: `dbt build --select path:models/staging +tag:evaluation` (or `ragwh run`), then "
+        f"SELECT * FROM condition_means WHERE embedder = '{escape(result.name)}'",
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
 """``ragwh induce``: induced section structure (TextTiling or an LLM) for the structured corpora."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,11 +14,17 @@ INDUCER_HELP = "texttiling (CPU, paragraph embeddings) or llm (needs RAGWH_LLM_*
 
 def induce_command(
     inducer: str = typer.Option("texttiling", "--inducer", help=INDUCER_HELP),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="one corpus (default: every corpus with gold structure)"),
-    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML whose llm: mapping configures the LLM"),
+    corpus: Optional[str] = typer.Option(
+        None, "--corpus", help="one corpus (default: every corpus with gold structure)"
+    ),
+    config: Optional[Path] = typer.Option(
+        None, "--config", help="experiment YAML whose llm: mapping configures the LLM"
+    ),
     replay_only: bool = typer.Option(False, "--replay-only", help="answer only from llm_calls; a miss is an error"),
     chunk: bool = typer.Option(True, "--chunk/--no-chunk", help="re-chunk afterwards and report span identity"),
-    max_tokens: int = typer.Option(4096, "--max-tokens", min=1, help="cap on each structure answer (llm; model tokens)"),
+    max_tokens: int = typer.Option(
+        4096, "--max-tokens", min=1, help="cap on each structure answer (llm; model tokens)"
+    ),
     warehouse: Optional[str] = typer.Option(None, "--warehouse", help="warehouse file (else $RAGWH_WAREHOUSE)"),
 ) -> None:
     """Induce, verify and load structure induced:<inducer>; print usable/repaired/failed and the comparison with gold."""
@@ -48,24 +55,32 @@ def induce_command(
         elif r.get("span_identity") is None:
             span = "n/a (no document has both chunksets)"
         else:
-            span = (f"{r['span_identity']:.1%} ({counts['identical']}/{counts['induced_chunks']} induced chunks, "
-                    f"{counts['documents']} documents)")
+            span = (
+                f"{r['span_identity']:.1%} ({counts['identical']}/{counts['induced_chunks']} induced chunks, "
+                f"{counts['documents']} documents)"
+            )
         llm_only = ""
         if "truncated" in r:
-            llm_only = (f"; structured output for {r.get('structured', 0)}, first answer schema-valid for "
-                        f"{r.get('schema_valid', 0)}; "
-                        f"{r['truncated']} shown truncated (longer than the model's context), {r['cut_answers']} answers "
-                        f"cut at max_tokens, {r['correction_skipped']} corrections skipped")
+            llm_only = (
+                f"; structured output for {r.get('structured', 0)}, first answer schema-valid for "
+                f"{r.get('schema_valid', 0)}; "
+                f"{r['truncated']} shown truncated (longer than the model's context), {r['cut_answers']} answers "
+                f"cut at max_tokens, {r['correction_skipped']} corrections skipped"
+            )
         console.print(
             f"{escape(name)}: {r['documents']} documents, {r['usable']} usable ({r['usable_first_try']} legal as returned, "
             f"{r['self_corrected']} self-corrected, {r['repaired']} repaired), {r['failed']} failed; "
             f"sections/doc {_pair(r['mean_sections_induced'], r['mean_sections_gold'])}; "
             f"top-level/doc {_pair(r['mean_top_level_induced'], r['mean_top_level_gold'])}; "
-            f"induced chunk spans identical to a gold chunk span: {span}" + llm_only, soft_wrap=True)
+            f"induced chunk spans identical to a gold chunk span: {span}" + llm_only,
+            soft_wrap=True,
+        )
     if "llm" in report:
         llm = report["llm"]
-        console.print(f"LLM {escape(str(llm['model']))} via {escape(str(llm['backend']))}: {llm['calls']} calls, "
-                      f"{llm['cache_hits']} cache hits")
+        console.print(
+            f"LLM {escape(str(llm['model']))} via {escape(str(llm['backend']))}: {llm['calls']} calls, "
+            f"{llm['cache_hits']} cache hits"
+        )
         tiny_label(console, llm["model"])
     console.print(f"{report['seconds']:.1f} s")
 

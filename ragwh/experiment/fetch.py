@@ -15,6 +15,7 @@ documented checksum, so the first download records its computed sha256 in
 The base URL is AllenAI's S3 bucket; ``RAGWH_QASPER_URL`` or ``base_url=`` overrides it (tests serve
 a tarball from 127.0.0.1). Without network the fetch fails fast and says how to use local files.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -197,8 +198,9 @@ def fetch_qasper(
     return fetched
 
 
-def _keep_verified(target: Path, release: Release, sha: str, expected: str | None, folder: Path,
-                   recorded: dict[str, str]) -> None:
+def _keep_verified(
+    target: Path, release: Release, sha: str, expected: str | None, folder: Path, recorded: dict[str, str]
+) -> None:
     """Verify a fresh download (deleting it when it fails); with no checksum to verify against, record
     its sha256 in ``folder``'s SHA256SUMS (trust on first use)."""
     try:
@@ -217,8 +219,9 @@ HOTPOTQA_URL_ENV = "RAGWH_HOTPOTQA_URL"
 HOTPOTQA_TRAIN = "hotpot_train_v1.1.json"
 
 
-def fetch_hotpotqa(data: str | os.PathLike, *, base_url: str | None = None, filename: str = HOTPOTQA_TRAIN,
-                   timeout_s: float = 20.0) -> FetchedFile:
+def fetch_hotpotqa(
+    data: str | os.PathLike, *, base_url: str | None = None, filename: str = HOTPOTQA_TRAIN, timeout_s: float = 20.0
+) -> FetchedFile:
     """Download the official HotpotQA train file into ``<data>/hotpotqa/`` (unless already there and verified).
 
     No checksum of the file is published, so the first download records its sha256 in
@@ -250,6 +253,7 @@ def fetch_hotpotqa(data: str | os.PathLike, *, base_url: str | None = None, file
             raise FetchError(
                 f"cannot download {url}: {type(exc).__name__}: {exc}. No network? Copy {filename} into {folder} "
                 f"(then `ragwh fetch hotpotqa --data {data}` records and verifies its checksum) or pass the file "
-                "to `ragwh ingest hotpotqa` directly") from exc
+                "to `ragwh ingest hotpotqa` directly"
+            ) from exc
     _keep_verified(target, release, sha, expected, folder, recorded)
     return FetchedFile(filename, target, target.stat().st_size, sha, basis, True)

@@ -7,6 +7,7 @@ dbt runs it stores the settings the marts read (``experiment_settings``: :func:`
 bare ``dbt build`` rebuilds what the run built. :func:`check_config` refuses a report whose config is
 not the experiment the warehouse holds.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,8 +25,16 @@ from warehouse import identity as store
 from warehouse.paths import PROJECT_ROOT
 
 #: the settings (dbt_project.yml setting_defaults) a chunking run fixes; every other one is the rewriting study's
-CHUNKING_SETTINGS = ("inducer", "bootstrap_b", "bootstrap_seed", "primary_metric", "primary_embedder",
-                     "primary_reranker", "k", "declared_contrasts")
+CHUNKING_SETTINGS = (
+    "inducer",
+    "bootstrap_b",
+    "bootstrap_seed",
+    "primary_metric",
+    "primary_embedder",
+    "primary_reranker",
+    "k",
+    "declared_contrasts",
+)
 #: the packages whose versions a run records
 PACKAGES = ("duckdb", "dbt-core", "dbt-duckdb", "torch", "sentence-transformers", "transformers")
 
@@ -72,10 +81,20 @@ def git_commit() -> str | None:
     if not (PROJECT_ROOT / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(PROJECT_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(PROJECT_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("-dirty" if dirty else "")
@@ -111,19 +130,31 @@ def study_settings(config: Any, chunking_vars: dict[str, Any] | None = None) -> 
     return {**{k: v for k, v in defaults.items() if k not in CHUNKING_SETTINGS}, **config.dbt_vars()}
 
 
-def record_start(con: duckdb.DuckDBPyConnection, config: Any, overrides: dict[str, Any], settings: dict[str, Any],
-                 computed_precision: str) -> int:
+def record_start(
+    con: duckdb.DuckDBPyConnection,
+    config: Any,
+    overrides: dict[str, Any],
+    settings: dict[str, Any],
+    computed_precision: str,
+) -> int:
     """Insert the run's 'running' experiments row, store its settings; returns the experiment id."""
     from ragwh.experiment.config.overrides import apply_overrides
 
     source = apply_overrides(yaml.safe_load(Path(config.source_file).read_text(encoding="utf-8")), overrides)
-    row = {"name": config.name, "study": study_of(config), "config_file": str(config.source_file),
-           "config_json": resolved_json(config), "config_hash": config_hash(config),
-           "source_json": json.dumps(source, sort_keys=True, default=str),
-           "overrides_json": json.dumps({k: v for k, v in overrides.items() if v is not None}, sort_keys=True),
-           "project_version": project_version(), "git_commit": git_commit(),
-           "packages_json": json.dumps(package_versions(), sort_keys=True),
-           "precision": f"{config.precision} -> {computed_precision}", "device": device()}
+    row = {
+        "name": config.name,
+        "study": study_of(config),
+        "config_file": str(config.source_file),
+        "config_json": resolved_json(config),
+        "config_hash": config_hash(config),
+        "source_json": json.dumps(source, sort_keys=True, default=str),
+        "overrides_json": json.dumps({k: v for k, v in overrides.items() if v is not None}, sort_keys=True),
+        "project_version": project_version(),
+        "git_commit": git_commit(),
+        "packages_json": json.dumps(package_versions(), sort_keys=True),
+        "precision": f"{config.precision} -> {computed_precision}",
+        "device": device(),
+    }
     experiment_id = store.start_experiment(con, row)
     store.write_settings(con, settings, row["study"], experiment_id)
     return experiment_id
@@ -144,23 +175,29 @@ def check_config(con: duckdb.DuckDBPyConnection, config: Any, warehouse: Path) -
         other = store.latest_experiment(con)
         if other is None:
             return None
-        raise IdentityError(f"warehouse {warehouse} holds {describe(other)}, no {study} experiment: --config "
-                            f"{config.source_file} is {study} experiment {config.name!r}; omit --config to report "
-                            f"{other['name']!r}, or pass the warehouse {config.name!r} was built into")
+        raise IdentityError(
+            f"warehouse {warehouse} holds {describe(other)}, no {study} experiment: --config "
+            f"{config.source_file} is {study} experiment {config.name!r}; omit --config to report "
+            f"{other['name']!r}, or pass the warehouse {config.name!r} was built into"
+        )
     if row["name"] != config.name:
-        raise IdentityError(f"warehouse {warehouse} holds {describe(row)}, not {config.name!r} (--config "
-                            f"{config.source_file}): omit --config to report {row['name']!r}, or pass the warehouse "
-                            f"{config.name!r} was built into")
+        raise IdentityError(
+            f"warehouse {warehouse} holds {describe(row)}, not {config.name!r} (--config "
+            f"{config.source_file}): omit --config to report {row['name']!r}, or pass the warehouse "
+            f"{config.name!r} was built into"
+        )
     from ragwh.experiment.config.rewriting import load_experiment
 
     again = load_experiment(config.source_file, json.loads(row["overrides_json"]))
     if config_hash(again) != row["config_hash"]:
         ran, given = json.loads(row["config_json"]), json.loads(resolved_json(again))
         keys = sorted(k for k in set(ran) | set(given) if ran.get(k) != given.get(k))
-        raise IdentityError(f"--config {config.source_file} differs from the config {describe(row)} ran with in "
-                            f"{warehouse} (in {', '.join(keys)}): rerun `ragwh run --config {config.source_file} "
-                            f"--warehouse {warehouse}` (unchanged stages are skipped), or omit --config to report "
-                            "the recorded one")
+        raise IdentityError(
+            f"--config {config.source_file} differs from the config {describe(row)} ran with in "
+            f"{warehouse} (in {', '.join(keys)}): rerun `ragwh run --config {config.source_file} "
+            f"--warehouse {warehouse}` (unchanged stages are skipped), or omit --config to report "
+            "the recorded one"
+        )
     return row
 
 
@@ -172,8 +209,10 @@ def recorded_config(con: duckdb.DuckDBPyConnection, warehouse: Path, study: str 
 
     row = store.latest_experiment(con, study)
     if row is None:
-        raise IdentityError(f"warehouse {warehouse} records no experiment (no `ragwh run` built it): pass the "
-                            "config it was built with (--config FILE), or run one (`ragwh run --config FILE "
-                            f"--warehouse {warehouse}`)")
+        raise IdentityError(
+            f"warehouse {warehouse} records no experiment (no `ragwh run` built it): pass the "
+            "config it was built with (--config FILE), or run one (`ragwh run --config FILE "
+            f"--warehouse {warehouse}`)"
+        )
     parse = parse_rewriting_config if row["study"] == "rewriting" else parse_config
     return parse(json.loads(row["source_json"]), Path(row["config_file"])), row

@@ -5,6 +5,7 @@ Stored embedder / reranker names carry the precision they computed in (``all-Min
 fp32 is the bare name: :func:`ingest.retrieval.precision.stored_name`). :func:`resolve_model` maps
 what a user passes to the one stored name it means, as dbt's macro ``names_model`` does in SQL.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -48,8 +49,10 @@ def check_corpus(con: duckdb.DuckDBPyConnection, corpus: str | None) -> None:
         return
     corpora = stored(con, "documents", "corpus")
     if corpus not in corpora:
-        raise UnknownName(f"no corpus {corpus!r} in the warehouse (loaded: {_listed(corpora)}; load one with "
-                          "`ragwh ingest ...` or `ragwh run`)")
+        raise UnknownName(
+            f"no corpus {corpus!r} in the warehouse (loaded: {_listed(corpora)}; load one with "
+            "`ragwh ingest ...` or `ragwh run`)"
+        )
 
 
 def check_conditions(conditions: Iterable[str] | None) -> None:
@@ -59,4 +62,6 @@ def check_conditions(conditions: Iterable[str] | None) -> None:
     known = known_conditions()
     unknown = [c for c in conditions or () if c not in known]
     if unknown:
-        raise UnknownName(f"unknown condition(s) {', '.join(unknown)} (seeds/conditions.csv defines: {', '.join(known)})")
+        raise UnknownName(
+            f"unknown condition(s) {', '.join(unknown)} (seeds/conditions.csv defines: {', '.join(known)})"
+        )

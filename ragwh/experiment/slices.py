@@ -8,6 +8,7 @@ strategy, ensemble or ``router`` of the rewriting study from ``rewrite_slices``.
 rewriting_primary_metric the mart was built with), so one call names one cell whenever the warehouse has one
 experiment's runs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,9 +16,30 @@ from dataclasses import dataclass
 import duckdb
 
 #: the columns both slice marts carry, in display order
-COLUMNS = ("contrast", "corpus", "embedder", "reranker", "metric", "label", "value", "n_queries", "n_docs",
-           "mean_delta", "ci_low", "ci_high", "p_value", "p_holm", "holm_family_size", "below_min_size", "n_boot",
-           "cell_mean_delta", "cell_n_queries", "heterogeneity_q", "heterogeneity_p", "heterogeneity_n_slices")
+COLUMNS = (
+    "contrast",
+    "corpus",
+    "embedder",
+    "reranker",
+    "metric",
+    "label",
+    "value",
+    "n_queries",
+    "n_docs",
+    "mean_delta",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "holm_family_size",
+    "below_min_size",
+    "n_boot",
+    "cell_mean_delta",
+    "cell_n_queries",
+    "heterogeneity_q",
+    "heterogeneity_p",
+    "heterogeneity_n_slices",
+)
 MARTS = ("contrast_slices", "rewrite_slices")
 
 
@@ -48,8 +70,11 @@ class SlicedContrast:
 
 
 def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?",
-                            [table]).fetchone()[0])
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?", [table]
+        ).fetchone()[0]
+    )
 
 
 def mart_of(con: duckdb.DuckDBPyConnection, contrast: str) -> str:
@@ -63,13 +88,22 @@ def mart_of(con: duckdb.DuckDBPyConnection, contrast: str) -> str:
             return mart
         known += names
     if not known:
-        raise SliceError("no slice mart is built: run `ragwh run` (or `dbt build --select +contrast_slices "
-                         "+rewrite_slices`) first")
+        raise SliceError(
+            "no slice mart is built: run `ragwh run` (or `dbt build --select +contrast_slices +rewrite_slices`) first"
+        )
     raise SliceError(f"no contrast {contrast!r} in the slice marts; there are: {', '.join(known)}")
 
 
-def sliced(con: duckdb.DuckDBPyConnection, contrast: str, label: str | None = None, *, metric: str | None = None,
-           corpus: str | None = None, embedder: str | None = None, reranker: str | None = None) -> list[SlicedContrast]:
+def sliced(
+    con: duckdb.DuckDBPyConnection,
+    contrast: str,
+    label: str | None = None,
+    *,
+    metric: str | None = None,
+    corpus: str | None = None,
+    embedder: str | None = None,
+    reranker: str | None = None,
+) -> list[SlicedContrast]:
     """Every (cell, label) of ``contrast`` matching the filters, as :class:`SlicedContrast` (cells and labels in
     order); ``label`` None: every label. Without ``metric`` the primary cell (module doc)."""
     mart = mart_of(con, contrast)
@@ -83,17 +117,27 @@ def sliced(con: duckdb.DuckDBPyConnection, contrast: str, label: str | None = No
         params += [embedder, embedder]
     if metric is None:
         where.append("is_primary_cell" if mart == "contrast_slices" else "is_primary_metric")
-    cur = con.execute(f"SELECT {', '.join(COLUMNS)} FROM {mart} WHERE {' AND '.join(where)} "
-                      "ORDER BY corpus, embedder, reranker, metric, label, value", params)
+    cur = con.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM {mart} WHERE {' AND '.join(where)} "
+        "ORDER BY corpus, embedder, reranker, metric, label, value",
+        params,
+    )
     rows = [dict(zip(COLUMNS, r)) for r in cur.fetchall()]
     if not rows:
-        labels = [r[0] for r in con.execute(f"SELECT DISTINCT label FROM {mart} WHERE contrast = ? ORDER BY 1",
-                                            [contrast]).fetchall()]
+        labels = [
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT label FROM {mart} WHERE contrast = ? ORDER BY 1", [contrast]
+            ).fetchall()
+        ]
         if label is not None and label not in labels:
-            raise SliceError(f"no label {label!r} for {contrast}; its labels: {', '.join(labels)} (add one with "
-                             "`ragwh label add FILE.csv --on queries|documents`, then rebuild)")
-        raise SliceError(f"no slices of {contrast} match the filters" + ("" if metric else
-                         " (no primary cell: name a --metric)"))
+            raise SliceError(
+                f"no label {label!r} for {contrast}; its labels: {', '.join(labels)} (add one with "
+                "`ragwh label add FILE.csv --on queries|documents`, then rebuild)"
+            )
+        raise SliceError(
+            f"no slices of {contrast} match the filters" + ("" if metric else " (no primary cell: name a --metric)")
+        )
     out: dict[tuple, list[dict]] = {}
     for r in rows:
         out.setdefault((r["corpus"], r["embedder"], r["reranker"], r["metric"], r["label"]), []).append(r)
@@ -108,8 +152,10 @@ def forest(s: SlicedContrast):
     from ragwh.experiment.report.markup import PAPER_WIDTH, p_text
 
     entries = [("all queries", s.rows[0]["cell_mean_delta"], None, None, True, s.rows[0]["cell_n_queries"])]
-    entries += [(str(r["value"]), r["mean_delta"], r["ci_low"], r["ci_high"], not r["below_min_size"], r["n_queries"])
-                for r in s.rows]
+    entries += [
+        (str(r["value"]), r["mean_delta"], r["ci_low"], r["ci_high"], not r["below_min_size"], r["n_queries"])
+        for r in s.rows
+    ]
     fig, ax = plt.subplots(figsize=(PAPER_WIDTH, 0.6 + 0.2 * len(entries)))
     for i, (_, m, lo, hi, full, _) in enumerate(entries):
         y = len(entries) - i
@@ -123,13 +169,20 @@ def forest(s: SlicedContrast):
     ax.set_yticks(range(len(entries), 0, -1), [f"{e[0]} (n={e[5]})" for e in entries], fontsize=6.5)
     ax.set_ylim(0.4, len(entries) + 0.6)
     h = s.heterogeneity
-    het = ("heterogeneity p " + p_text(h["heterogeneity_p"], h["n_boot"])) if h["heterogeneity_p"] is not None else \
-        "heterogeneity: fewer than 2 testable slices"
+    het = (
+        ("heterogeneity p " + p_text(h["heterogeneity_p"], h["n_boot"]))
+        if h["heterogeneity_p"] is not None
+        else "heterogeneity: fewer than 2 testable slices"
+    )
     ax.set_title(f"{s.title} (exploratory; {het})", fontsize=7, loc="left", pad=2)
     ax.tick_params(axis="x", labelsize=6.5)
     ax.grid(axis="x", alpha=0.3)
-    ax.set_xlabel("mean Δ (treatment − control), 95% clustered CI" if s.mart == "contrast_slices"
-                  else "mean Δ against the baseline, 95% CI", fontsize=7)
+    ax.set_xlabel(
+        "mean Δ (treatment − control), 95% clustered CI"
+        if s.mart == "contrast_slices"
+        else "mean Δ against the baseline, 95% CI",
+        fontsize=7,
+    )
     fig.tight_layout()
     return fig
 

@@ -5,6 +5,7 @@ marts, never a staging model, a source or a seed directly (a seed reaches a mart
 e.g. ``int_contrast_arms``, ``int_dose_conditions``). dbt-project-evaluator's rules
 "marts or intermediate dependent on source" and "staging dependent on downstream models", plus its layer
 order, checked on every model's ``depends_on.nodes``."""
+
 from __future__ import annotations
 
 import json
@@ -64,10 +65,21 @@ def manifest(tmp_path_factory) -> dict:
     from dbt.cli.main import dbtRunner
 
     work = tmp_path_factory.mktemp("dbt-parse")
-    result = dbtRunner().invoke([
-        "parse", "--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT),
-        "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-        "--no-send-anonymous-usage-stats", "--quiet"])
+    result = dbtRunner().invoke(
+        [
+            "parse",
+            "--project-dir",
+            str(PROJECT_ROOT),
+            "--profiles-dir",
+            str(PROJECT_ROOT),
+            "--target-path",
+            str(work / "target"),
+            "--log-path",
+            str(work / "logs"),
+            "--no-send-anonymous-usage-stats",
+            "--quiet",
+        ]
+    )
     assert result.success, result.exception
     return json.loads((work / "target" / "manifest.json").read_text(encoding="utf-8"))
 
@@ -85,20 +97,26 @@ def test_the_user_facing_metric_marts_read_their_intermediates(manifest):
 
 
 def _model(name: str, folder: str, *parents: str) -> tuple[str, dict]:
-    return f"model.p.{name}", {"resource_type": "model", "name": name, "original_file_path": f"models/{folder}/{name}.sql",
-                               "depends_on": {"nodes": list(parents)}}
+    return f"model.p.{name}", {
+        "resource_type": "model",
+        "name": name,
+        "original_file_path": f"models/{folder}/{name}.sql",
+        "depends_on": {"nodes": list(parents)},
+    }
 
 
 def test_the_check_catches_each_backwards_edge():
-    nodes = dict([
-        _model("stg_a", "staging", "source.p.warehouse.a"),
-        _model("stg_b", "staging", "model.p.stg_a"),                                    # staging reads staging
-        _model("int_a", "intermediate/shared", "model.p.stg_a", "seed.p.s", "model.p.m_b"),  # reads a mart
-        _model("m_a", "marts/x", "model.p.int_a", "model.p.m_b"),                        # fine
-        _model("m_b", "marts/x", "model.p.stg_a", "seed.p.s", "source.p.warehouse.a"),    # staging, seed, source
-        _model("a_int", "intermediate", "model.p.stg_a"),                               # misnamed
-        _model("loose", "other", "model.p.stg_a"),
-    ])
+    nodes = dict(
+        [
+            _model("stg_a", "staging", "source.p.warehouse.a"),
+            _model("stg_b", "staging", "model.p.stg_a"),  # staging reads staging
+            _model("int_a", "intermediate/shared", "model.p.stg_a", "seed.p.s", "model.p.m_b"),  # reads a mart
+            _model("m_a", "marts/x", "model.p.int_a", "model.p.m_b"),  # fine
+            _model("m_b", "marts/x", "model.p.stg_a", "seed.p.s", "source.p.warehouse.a"),  # staging, seed, source
+            _model("a_int", "intermediate", "model.p.stg_a"),  # misnamed
+            _model("loose", "other", "model.p.stg_a"),
+        ]
+    )
     nodes["test.p.unique_m_a"] = {"resource_type": "test", "depends_on": {"nodes": ["model.p.stg_a"]}}
     assert violations({"nodes": nodes}) == [
         "intermediate a_int lacks prefix int_",

@@ -2,6 +2,7 @@
 imports the stages (``ingest/``), which import storage (``warehouse/``: db, schema, paths, manifest,
 dbt); kernels (``udfs/``) import storage at most. No stage or kernel imports ``ragwh``; storage imports
 neither a stage nor ``ragwh``."""
+
 from __future__ import annotations
 
 import ast
@@ -50,20 +51,27 @@ def test_stages_and_kernels_never_import_the_experiment_layer():
 def test_storage_imports_no_stage_and_no_experiment_module():
     """Everything under ``warehouse/`` is storage: it may import udfs (the plugin), nothing above."""
     for path in sorted((CODE_ROOT / "warehouse").rglob("*.py")):
-        bad = sorted(m for m in imported_modules(path.read_text(encoding="utf-8"))
-                     if _forbidden(m) or m == "ingest" or m.startswith("ingest."))
+        bad = sorted(
+            m
+            for m in imported_modules(path.read_text(encoding="utf-8"))
+            if _forbidden(m) or m == "ingest" or m.startswith("ingest.")
+        )
         assert bad == [], f"{path.relative_to(CODE_ROOT)} imports {bad}"
 
 
 def test_the_check_catches_each_form_of_import(tmp_path):
     (tmp_path / "ingest" / "corpora").mkdir(parents=True)
     (tmp_path / "udfs").mkdir()
-    forms = {"a.py": "import ragwh.experiment.config.chunking\n",
-             "b.py": "def f():\n    from ragwh.commands.run import run_command\n",
-             "c.py": "from ragwh import experiment\n"}
+    forms = {
+        "a.py": "import ragwh.experiment.config.chunking\n",
+        "b.py": "def f():\n    from ragwh.commands.run import run_command\n",
+        "c.py": "from ragwh import experiment\n",
+    }
     for name, source in forms.items():
         (tmp_path / "ingest" / "corpora" / name).write_text(source, encoding="utf-8")
-    (tmp_path / "udfs" / "ok.py").write_text("from warehouse.db import connect\nimport warehouse.schema\n", encoding="utf-8")
+    (tmp_path / "udfs" / "ok.py").write_text(
+        "from warehouse.db import connect\nimport warehouse.schema\n", encoding="utf-8"
+    )
     assert violations(tmp_path) == [
         "ingest/corpora/a.py: imports ragwh.experiment.config.chunking",
         "ingest/corpora/b.py: imports ragwh.commands.run",

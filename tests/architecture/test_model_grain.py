@@ -1,5 +1,6 @@
 """Every dbt model says what one of its rows is: its yml description opens with its grain ("One row per ..."), as
 jaffle-shop's do, so an analyst reading the docs (or `dbt docs`) knows what a count of rows counts."""
+
 from __future__ import annotations
 
 import yaml
@@ -26,4 +27,3 @@ def test_every_model_file_is_documented():
 def test_every_model_description_opens_with_its_grain():
     missing = sorted(name for name, text in model_descriptions().items() if not text.startswith("One row per "))
     assert missing == [], f"{len(missing)} model descriptions do not open with 'One row per ...': {missing}"
-

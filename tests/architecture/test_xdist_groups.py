@@ -1,6 +1,7 @@
 """The suite runs on pytest-xdist workers, one test file per worker at a time; a folder whose conftest builds a
 fixture for the whole folder (package or session scope) goes to one worker whole, or each worker would build it
 again (tests/conftest.py)."""
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,11 @@ WIDE_SCOPE = re.compile(r"""@pytest\.fixture\([^)]*scope=["'](package|session)["
 
 
 def test_every_folder_with_a_folder_wide_fixture_is_one_scope():
-    folders = {conftest.parent.relative_to(TESTS).parts for conftest in TESTS.rglob("conftest.py")
-               if conftest.parent != TESTS and WIDE_SCOPE.search(conftest.read_text(encoding="utf-8"))}
+    folders = {
+        conftest.parent.relative_to(TESTS).parts
+        for conftest in TESTS.rglob("conftest.py")
+        if conftest.parent != TESTS and WIDE_SCOPE.search(conftest.read_text(encoding="utf-8"))
+    }
     assert folders == set(SHARED_FIXTURE_FOLDERS)
 
 
@@ -32,6 +36,13 @@ def test_the_slow_scopes_exist_and_go_first():
         assert xdist_scope(f"{scope}/test_x.py::test_y" if not scope.endswith(".py") else f"{scope}::test_y") == scope
     # longest first: the last run's seconds, else SLOW_SCOPES; the rest keep xdist's order (most tests first)
     assert scope_order(["tests/a.py", "tests/test_e2e_cpu.py", "tests/b.py", "tests/reliability"], {}) == [
-        "tests/reliability", "tests/test_e2e_cpu.py", "tests/a.py", "tests/b.py"]
+        "tests/reliability",
+        "tests/test_e2e_cpu.py",
+        "tests/a.py",
+        "tests/b.py",
+    ]
     assert scope_order(["tests/a.py", "tests/test_e2e_cpu.py", "tests/b.py"], {"tests/b.py": 500.0}) == [
-        "tests/b.py", "tests/test_e2e_cpu.py", "tests/a.py"]
+        "tests/b.py",
+        "tests/test_e2e_cpu.py",
+        "tests/a.py",
+    ]

@@ -1,5 +1,6 @@
 """benchmarks/bench_hnsw_dimension.py: TwoNN on hand-computed points and on data of a known intrinsic dimension,
 and synthetic vectors of the asked dimension."""
+
 from __future__ import annotations
 
 import math

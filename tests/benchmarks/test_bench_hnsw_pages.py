@@ -1,4 +1,5 @@
 """benchmarks/bench_hnsw_pages.py: both page settings build a graph from a .npy and save the same bytes."""
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,23 @@ def test_both_page_settings_build_the_same_graph(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = []
     for pages in ("huge", "ordinary"):
-        run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_hnsw_pages.py"), "build", "--vectors",
-                              str(tmp_path / "v.npy"), "--pages", pages, "--save", str(tmp_path / f"{pages}.bin")],
-                             env=env, capture_output=True, text=True, check=True)
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "bench_hnsw_pages.py"),
+                "build",
+                "--vectors",
+                str(tmp_path / "v.npy"),
+                "--pages",
+                pages,
+                "--save",
+                str(tmp_path / f"{pages}.bin"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         out.append(run.stdout)
     assert out[0].startswith("huge: 2000 nodes, seed 42,") and out[1].startswith("ordinary: 2000 nodes, seed 42,")
     assert (tmp_path / "huge.bin").read_bytes() == (tmp_path / "ordinary.bin").read_bytes()
@@ -36,7 +51,21 @@ def test_rows_builds_a_graph_of_a_sample(tmp_path):
     assert sample_rows(2000, None) is None and sample_rows(2000, 2000) is None
     x = np.random.default_rng(0).standard_normal((2000, 16)).astype(np.float32)
     np.save(tmp_path / "v.npy", x / np.linalg.norm(x, axis=1, keepdims=True))
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_hnsw_pages.py"), "build", "--vectors",
-                          str(tmp_path / "v.npy"), "--pages", "huge", "--rows", "500"],
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_hnsw_pages.py"),
+            "build",
+            "--vectors",
+            str(tmp_path / "v.npy"),
+            "--pages",
+            "huge",
+            "--rows",
+            "500",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert run.stdout.startswith("huge: 500 nodes, seed 42,")

@@ -1,4 +1,5 @@
 """The scale benchmark end to end at a tiny size: every stage in its own process, the JSON's shape, the rows."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import json
 import duckdb
 import pytest
 
-from ingest.rewriting.ann import FILE_LAYOUT
 from benchmarks.bench_scale import LLM_STRATEGIES, SOURCES, STAGES, STRATEGIES, run_benchmark, source_counts
+from ingest.rewriting.ann import FILE_LAYOUT
 
 DOCS, QUERIES = 200, 10
 RUN = tuple(s for s in STAGES if s not in ("rewrite_rerun", "marts"))
@@ -54,8 +55,11 @@ def test_json_shape_and_rows(bench):
     assert first["ann_build"] > 0 and first["ann_load"] == 0  # 3 seeds' graphs + 3 x 3 more for S1-ann4, built
     assert len(list((work / "scale.duckdb.ann").rglob(f"{FILE_LAYOUT}_seed*.bin"))) == 12  # ... and saved for a rerun
     con = duckdb.connect(str(work / "scale.duckdb"), read_only=True)
-    per = dict(con.execute("SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' "
-                           "GROUP BY strategy").fetchall())
+    per = dict(
+        con.execute(
+            "SELECT strategy, count(*) FROM rewrite_runs WHERE embedder = 'hash-standin-384' GROUP BY strategy"
+        ).fetchall()
+    )
     con.close()
     assert set(per) == set(STRATEGIES + LLM_STRATEGIES) and sum(per.values()) == counts["rewrite_runs"]
     # S1-pool100: 20 documents x 10 queries x 3 seeds; S1 ranks the paper's fixed pool of 20 chunks, which may hold
@@ -70,6 +74,8 @@ def test_strategies_left_out_are_named_and_checked():
     from benchmarks.bench_scale import _settings, parse_without
 
     assert parse_without("S1-ann4, HyDE") == ("S1-ann4", "HyDE") and parse_without("") == ()
-    assert "S1-ann4" not in _settings(True, ("S1-ann4",)).strategies and "HyDE" in _settings(True, ("S1-ann4",)).strategies
+    assert (
+        "S1-ann4" not in _settings(True, ("S1-ann4",)).strategies and "HyDE" in _settings(True, ("S1-ann4",)).strategies
+    )
     with pytest.raises(argparse.ArgumentTypeError, match="unknown strategies S9"):
         parse_without("S1,S9")

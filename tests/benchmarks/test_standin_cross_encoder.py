@@ -1,4 +1,5 @@
 """The stand-in cross-encoder: loads through the real reranker path, is the same for a seed, is labelled."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """``ragwh debug`` (every check, one line each, exit 1 when one would make the run fail) and the cheap checks
 ``ragwh run`` performs before its first stage."""
+
 from __future__ import annotations
 
 import socket
@@ -17,8 +18,15 @@ from warehouse.paths import PROJECT_ROOT
 @pytest.fixture()
 def here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for var in ("RAGWH_WORKDIR", "RAGWH_WAREHOUSE", "RAGWH_DATA", "RAGWH_LLM_BACKEND", "RAGWH_LLM_BASE_URL",
-                "RAGWH_LLM_REPLAY_ONLY", "RAGWH_LLM_MODEL"):
+    for var in (
+        "RAGWH_WORKDIR",
+        "RAGWH_WAREHOUSE",
+        "RAGWH_DATA",
+        "RAGWH_LLM_BACKEND",
+        "RAGWH_LLM_BASE_URL",
+        "RAGWH_LLM_REPLAY_ONLY",
+        "RAGWH_LLM_MODEL",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("RAGWH_WORKDIR", "")  # restored after the test (--workdir sets it)
     return tmp_path
@@ -35,8 +43,19 @@ def test_debug_on_the_demo_prints_only_passed_checks_and_exits_0(here):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     names = [line.split(":")[0][2:] for line in lines[1:-1]]
-    assert names == ["python", "torch", "device", "dbt project", "workdir", "warehouse", "data demo", "disk", "memory",
-                     "embedder all-MiniLM-L6-v2", "llm"], lines
+    assert names == [
+        "python",
+        "torch",
+        "device",
+        "dbt project",
+        "workdir",
+        "warehouse",
+        "data demo",
+        "disk",
+        "memory",
+        "embedder all-MiniLM-L6-v2",
+        "llm",
+    ], lines
     assert all(line.startswith("✓ ") for line in lines[1:-1]) and lines[-1] == "all checks passed"
     assert list(here.iterdir()) == []  # nothing created (no warehouse, no folder, no probe file left)
 

@@ -1,4 +1,5 @@
 """Running ``ragwh`` for the reliability suite: in-process (CliRunner) and as a subprocess."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,13 @@ def one_line(result) -> str:
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a ``ragwh`` subprocess: this checkout first on the path, offline."""
-    env = {**os.environ, "PYTHONPATH": str(CODE_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "COLUMNS": "160"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(CODE_ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "COLUMNS": "160",
+    }
     env.pop("RAGWH_WAREHOUSE", None)
     return {**env, **extra}
 
@@ -39,8 +45,9 @@ class Holder:
     """A second process holding the warehouse open (DuckDB's file lock) until closed."""
 
     def __init__(self, path: Path):
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "ready"
         self.pid = self.proc.pid
 

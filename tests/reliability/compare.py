@@ -8,6 +8,7 @@ one-line ``detail`` log message, which counts what *this* run embedded) are left
 (``experiment_settings.experiment_id``); nothing else is. Views are not compared: they are functions of
 the tables.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,7 +26,9 @@ def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tup
         "SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c "
         "JOIN information_schema.tables t USING (table_catalog, table_schema, table_name) "
         "WHERE c.table_catalog = ? AND c.table_schema = 'main' AND t.table_type = 'BASE TABLE' "
-        "ORDER BY c.table_name, c.ordinal_position", [catalog]).fetchall()
+        "ORDER BY c.table_name, c.ordinal_position",
+        [catalog],
+    ).fetchall()
     out: dict[str, list[tuple[str, str]]] = {}
     for table, column, dtype in rows:
         if table not in RUN_LOGS:
@@ -35,8 +38,9 @@ def _columns(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tup
 
 def compared_columns(table: str, columns: list[tuple[str, str]]) -> list[str]:
     """The columns of ``table`` that take part in the comparison (see module docstring)."""
-    return [c for c, t in columns
-            if not t.upper().startswith(("TIMESTAMP", "DATE")) and (table, c) not in TIMING_COLUMNS]
+    return [
+        c for c, t in columns if not t.upper().startswith(("TIMESTAMP", "DATE")) and (table, c) not in TIMING_COLUMNS
+    ]
 
 
 def warehouse_differences(a: Path, b: Path) -> dict[str, str]:
@@ -54,9 +58,13 @@ def warehouse_differences(a: Path, b: Path) -> dict[str, str]:
                 problems[table] = f"columns differ: {cols_a[table]} vs {cols_b[table]}"
                 continue
             select = ", ".join(f'"{c}"' for c in compared_columns(table, cols_a[table]))
-            only_a, only_b = (con.execute(
-                f"SELECT count(*) FROM (SELECT {select} FROM {x}.main.\"{table}\" EXCEPT ALL "
-                f"SELECT {select} FROM {y}.main.\"{table}\")").fetchone()[0] for x, y in (("a", "b"), ("b", "a")))
+            only_a, only_b = (
+                con.execute(
+                    f'SELECT count(*) FROM (SELECT {select} FROM {x}.main."{table}" EXCEPT ALL '
+                    f'SELECT {select} FROM {y}.main."{table}")'
+                ).fetchone()[0]
+                for x, y in (("a", "b"), ("b", "a"))
+            )
             if only_a or only_b:
                 problems[table] = f"{only_a} row(s) only in a, {only_b} only in b"
         return problems

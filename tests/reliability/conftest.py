@@ -1,5 +1,6 @@
 """Session fixtures of the reliability suite: one clean ``ragwh run`` of the demo experiment, and a
 base warehouse holding it plus a tiny corpus of every other loader. Tests copy them, never edit them."""
+
 from __future__ import annotations
 
 import shutil
@@ -53,8 +54,10 @@ def base_rewriting(base, tmp_path_factory) -> Path:
 @pytest.fixture()
 def copy_of(tmp_path):
     """``copy_of(source)`` -> a fresh copy of a session warehouse for one test to change."""
+
     def make(source: Path) -> Path:
         target = tmp_path / source.name
         shutil.copy(source, target)
         return target
+
     return make

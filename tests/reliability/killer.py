@@ -8,6 +8,7 @@ the embedding job's own vector commits), after the transaction's writes and just
 ``ingest.retrieval.embed.COMMIT_TEXTS`` so that a tiny corpus commits more than once. The patch is
 installed before any module that opens transactions is imported, so every caller gets it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +43,7 @@ def install(functions: set[str], nth: int) -> None:
 
 def main(argv: list[str]) -> None:
     split = argv.index("--")
-    spec, options, args = argv[0], argv[1:split], argv[split + 1:]
+    spec, options, args = argv[0], argv[1:split], argv[split + 1 :]
     functions, nth = spec.rsplit(":", 1)
     install(set(functions.split(">")), int(nth))
     if options:

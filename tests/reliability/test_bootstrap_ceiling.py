@@ -1,6 +1,7 @@
 """A bootstrap count that would run for hours or exhaust memory (10^9 replicates) is refused before any work, in
 one line naming the file and key with the estimate and the ceilings: when the config is read (both studies;
 the estimate then assumes one resampled unit), and again by ``ragwh run`` with the corpora's loaded units."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,20 +28,26 @@ def _config(tmp_path, source, b: int):
     return path
 
 
-@pytest.mark.parametrize(("source", "key", "what", "memory"), [
-    (CHUNKING, "bootstrap.B", "2.5 min (15 bootstrapped statistics x 1 documents", "14.9 GiB"),
-    # the paired bootstrap keeps its B x n resampling counts too (2 bytes a count): 16 + 2 bytes a replicate
-    (REWRITING, "analysis.bootstrap_b", "x 1 queries", "16.8 GiB")])
-def test_a_billion_replicates_are_refused_when_the_config_is_read(source, key, what, memory, clean_demo, copy_of,
-                                                                  tmp_path):
+@pytest.mark.parametrize(
+    ("source", "key", "what", "memory"),
+    [
+        (CHUNKING, "bootstrap.B", "2.5 min (15 bootstrapped statistics x 1 documents", "14.9 GiB"),
+        # the paired bootstrap keeps its B x n resampling counts too (2 bytes a count): 16 + 2 bytes a replicate
+        (REWRITING, "analysis.bootstrap_b", "x 1 queries", "16.8 GiB"),
+    ],
+)
+def test_a_billion_replicates_are_refused_when_the_config_is_read(
+    source, key, what, memory, clean_demo, copy_of, tmp_path
+):
     path = copy_of(clean_demo)
-    config = _config(tmp_path, source, 10 ** 9)
+    config = _config(tmp_path, source, 10**9)
     result = ragwh("run", "--config", config, "--warehouse", path, "--report", tmp_path / "r.html")
     assert result.exit_code == 2
     line = one_line(result)
     assert line.startswith(f"config error: {config}: {key}: 1000000000 replicates would take at least "), line
-    assert what in line and line.endswith(f"and {memory} of memory; the ceilings are 12.0 h and 2.0 GiB: "
-                                          f"lower {key} (10000 resolves a p-value to 1e-4)"), line
+    assert what in line and line.endswith(
+        f"and {memory} of memory; the ceilings are 12.0 h and 2.0 GiB: lower {key} (10000 resolves a p-value to 1e-4)"
+    ), line
     assert warehouse_differences(clean_demo, path) == {}
 
 
@@ -49,13 +56,15 @@ def test_the_run_checks_again_with_the_loaded_documents(clean_demo, copy_of, tmp
     0.15 s) but not the run's estimate over the demo's 5 loaded documents (0.75 s); nothing runs."""
     monkeypatch.setattr(bootstrap_cost, "MAX_SECONDS", 0.5)
     path = copy_of(clean_demo)
-    config = _config(tmp_path, CHUNKING, 10 ** 6)
+    config = _config(tmp_path, CHUNKING, 10**6)
     result = ragwh("run", "--config", config, "--warehouse", path, "--report", clean_report(clean_demo))
     assert result.exit_code == 1, result.output
     last = result.output.strip().splitlines()[-1]
-    assert last == (f"run failed: {config}: bootstrap.B: 1000000 replicates would take at least 0.8 s (15 bootstrapped "
-                    "statistics x 5 documents x 10 ns a draw) and 15 MiB of memory; the ceilings are 0.5 s "
-                    "and 2.0 GiB: lower bootstrap.B (10000 resolves a p-value to 1e-4)"), result.output
+    assert last == (
+        f"run failed: {config}: bootstrap.B: 1000000 replicates would take at least 0.8 s (15 bootstrapped "
+        "statistics x 5 documents x 10 ns a draw) and 15 MiB of memory; the ceilings are 0.5 s "
+        "and 2.0 GiB: lower bootstrap.B (10000 resolves a p-value to 1e-4)"
+    ), result.output
     assert "> ingest" not in result.output
     assert warehouse_differences(clean_demo, path) == {}
 
@@ -64,7 +73,7 @@ def test_a_fresh_warehouse_is_checked_right_after_ingest(tmp_path, monkeypatch):
     """On an empty warehouse the start has no units to count: the check runs again once the documents and queries
     are loaded, before any model stage."""
     monkeypatch.setattr(bootstrap_cost, "MAX_SECONDS", 0.5)
-    config = _config(tmp_path, CHUNKING, 10 ** 6)
+    config = _config(tmp_path, CHUNKING, 10**6)
     result = ragwh("run", "--config", config, "--warehouse", tmp_path / "fresh.duckdb", "--report", tmp_path / "r.html")
     assert result.exit_code == 1, result.output
     last = result.output.strip().splitlines()[-1]
@@ -78,5 +87,5 @@ def test_the_paired_bootstrap_counts_its_resampling_draws():
     assert bootstrap_cost.estimate(1000, 2, 300, paired=True)[1] == 1000 * 16 + 1000 * 300 * 2
     assert bootstrap_cost.estimate(10, 1, 70_000, paired=True)[1] == 10 * 16 + 10 * 70_000 * 8
     # 10^7 replicates over HotpotQA's 300 queries: 6 GB of counts, refused
-    assert bootstrap_cost.too_costly(10 ** 7, 8, 300, "queries", "analysis.bootstrap_b") is not None
+    assert bootstrap_cost.too_costly(10**7, 8, 300, "queries", "analysis.bootstrap_b") is not None
     assert bootstrap_cost.too_costly(10_000, 8, 300, "queries", "analysis.bootstrap_b") is None

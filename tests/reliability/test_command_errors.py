@@ -2,6 +2,7 @@
 status 1 (``retrieve`` / ``rerank`` printed the EmbedError as a traceback; ``chunk`` on an empty
 warehouse exited 0 with no next step). Also: every module imports on its own (``generate-queries``
 crashed with a circular ImportError)."""
+
 from __future__ import annotations
 
 import json
@@ -27,15 +28,19 @@ def empty(tmp_path):
 def test_before_dbt_build_says_to_build(command, empty):
     result = ragwh(command, "--warehouse", empty)
     assert result.exit_code == 1
-    assert one_line(result) == (f"{command} failed: the warehouse has no int_condition_texts model: load a corpus, then "
-                                "run `dbt build` (or `ragwh run`) before embedding or retrieving")
+    assert one_line(result) == (
+        f"{command} failed: the warehouse has no int_condition_texts model: load a corpus, then "
+        "run `dbt build` (or `ragwh run`) before embedding or retrieving"
+    )
 
 
 def test_chunk_on_an_empty_warehouse_says_to_load(empty):
     result = ragwh("chunk", "--warehouse", empty)
     assert result.exit_code == 1
-    assert one_line(result) == ("chunk failed, warehouse unchanged: warehouse: no documents to chunk "
-                                "(load a corpus first with `ragwh ingest ...`)")
+    assert one_line(result) == (
+        "chunk failed, warehouse unchanged: warehouse: no documents to chunk "
+        "(load a corpus first with `ragwh ingest ...`)"
+    )
 
 
 def test_generate_queries_on_an_empty_warehouse_says_to_load(empty):
@@ -62,9 +67,18 @@ def test_every_module_imports_first():
     """Each module imported into an interpreter that has none of the project's modules loaded yet
     (a circular import only shows when its module is the first one imported), in a subprocess so
     this test's module reloading cannot leak into other tests."""
-    modules = sorted(".".join(p.relative_to(CODE_ROOT).with_suffix("").parts).removesuffix(".__init__")
-                     for package in ("ingest", "warehouse", "udfs") for p in (CODE_ROOT / package).rglob("*.py"))
-    done = subprocess.run([sys.executable, "-c", IMPORT_EACH_FIRST, *modules], capture_output=True, text=True,
-                          cwd=CODE_ROOT, env={**os.environ, "PYTHONPATH": str(CODE_ROOT)}, timeout=600)
+    modules = sorted(
+        ".".join(p.relative_to(CODE_ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for package in ("ingest", "warehouse", "udfs")
+        for p in (CODE_ROOT / package).rglob("*.py")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH_FIRST, *modules],
+        capture_output=True,
+        text=True,
+        cwd=CODE_ROOT,
+        env={**os.environ, "PYTHONPATH": str(CODE_ROOT)},
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}

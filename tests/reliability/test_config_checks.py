@@ -2,6 +2,7 @@
 twice, a boolean where a number belongs, and every ``llm:`` value (type, range, unknown key) and
 ``RAGWH_LLM_*`` variable are one line naming the file and the key -- or the variable -- and the
 warehouse is left as it was."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,8 +41,11 @@ def r_seed_twice(tmp):
 
 def r_strategy_twice(tmp):
     path = _write(tmp, REWRITING, lambda r: _rewriting(r, strategies=["S1", "S2", "S2"]))
-    return path, {}, (f"config error: {path}: rewriting.strategies[2]: 'S2' is listed twice "
-                      "(first at rewriting.strategies[1])",)
+    return (
+        path,
+        {},
+        (f"config error: {path}: rewriting.strategies[2]: 'S2' is listed twice (first at rewriting.strategies[1])",),
+    )
 
 
 def r_band_boolean(tmp):
@@ -71,15 +75,23 @@ def r_failed_share_range(tmp):
 
 def r_backend_variable(tmp):
     path = _write(tmp, REWRITING)
-    return path, {"RAGWH_LLM_BACKEND": "ollama"}, (
-        "config error: environment variable RAGWH_LLM_BACKEND: 'ollama' is not one of openai, vllm, transformers "
-        f"(the variable overrides {path})",)
+    return (
+        path,
+        {"RAGWH_LLM_BACKEND": "ollama"},
+        (
+            "config error: environment variable RAGWH_LLM_BACKEND: 'ollama' is not one of openai, vllm, transformers "
+            f"(the variable overrides {path})",
+        ),
+    )
 
 
 def r_replay_variable(tmp):
     path = _write(tmp, REWRITING)
-    return path, {"RAGWH_LLM_REPLAY_ONLY": "maybe"}, (
-        "config error: environment variable RAGWH_LLM_REPLAY_ONLY: 'maybe' is not one of 1, true, yes, on, 0, ",)
+    return (
+        path,
+        {"RAGWH_LLM_REPLAY_ONLY": "maybe"},
+        ("config error: environment variable RAGWH_LLM_REPLAY_ONLY: 'maybe' is not one of 1, true, yes, on, 0, ",),
+    )
 
 
 def c_key_twice(tmp):
@@ -97,9 +109,21 @@ def c_llm_type(tmp):
     return path, {}, (f"config error: {path}: llm.concurrency: expected an integer >= 1, got 0",)
 
 
-CASES = [r_key_twice, r_seed_twice, r_strategy_twice, r_band_boolean, r_retries_string, r_timeout_negative,
-         r_llm_unknown_key, r_failed_share_range, r_backend_variable, r_replay_variable, c_key_twice,
-         c_condition_twice, c_llm_type]
+CASES = [
+    r_key_twice,
+    r_seed_twice,
+    r_strategy_twice,
+    r_band_boolean,
+    r_retries_string,
+    r_timeout_negative,
+    r_llm_unknown_key,
+    r_failed_share_range,
+    r_backend_variable,
+    r_replay_variable,
+    c_key_twice,
+    c_condition_twice,
+    c_llm_type,
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda f: f.__name__)

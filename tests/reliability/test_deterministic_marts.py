@@ -1,6 +1,7 @@
 """``condition_means`` and ``metric_cuts`` are bit-identical whatever order
 ``query_metrics`` holds its rows in (two builds used to differ by ~1e-16 because float sums depend
 on the order rows reach the aggregate)."""
+
 from __future__ import annotations
 
 import random
@@ -16,10 +17,23 @@ N = 3000  # per cell: enough terms that a reordered float sum changes its last b
 
 def _query_metrics(order_seed: int) -> pa.Table:
     rng = random.Random(7)
-    rows = [{"corpus": "qasper", "embedder": "e", "reranker": "none", "condition": cond, "query_id": f"qasper/q{i}",
-             "doc_id": f"qasper/d{i % 40}", "query_type": ("extractive", "abstractive")[i % 2],
-             "topic_bucket": None, "metric": metric, "value": rng.random()}
-            for cond in ("A3", "G3") for metric in ("cov-nDCG@10", "R@50") for i in range(N)]
+    rows = [
+        {
+            "corpus": "qasper",
+            "embedder": "e",
+            "reranker": "none",
+            "condition": cond,
+            "query_id": f"qasper/q{i}",
+            "doc_id": f"qasper/d{i % 40}",
+            "query_type": ("extractive", "abstractive")[i % 2],
+            "topic_bucket": None,
+            "metric": metric,
+            "value": rng.random(),
+        }
+        for cond in ("A3", "G3")
+        for metric in ("cov-nDCG@10", "R@50")
+        for i in range(N)
+    ]
     random.Random(order_seed).shuffle(rows)
     return pa.Table.from_pylist(rows)
 
@@ -32,8 +46,9 @@ def _build(path, order_seed: int) -> dict[str, list[tuple]]:
     run_dbt("run", path, select="condition_means metric_cuts", progress=False)
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
-                for t in ("condition_means", "metric_cuts")}
+        return {
+            t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("condition_means", "metric_cuts")
+        }
     finally:
         con.close()
 

@@ -2,6 +2,7 @@
 run`` checkpoints after every stage and fails in one line naming the file and the cause, exit 1, its
 ``experiments`` row 'failed', instead of finishing with its data only in the ``.wal``; a rerun with room
 recovers what was committed. The child ignores SIGXFSZ, so a write past the limit fails with EFBIG."""
+
 from __future__ import annotations
 
 import shutil
@@ -18,11 +19,19 @@ from warehouse.paths import PROJECT_ROOT
 def _limited_run(warehouse: Path, report: Path, limit: int) -> subprocess.CompletedProcess:
     """``ragwh run`` in a child that sets its own file size limit first (no ``preexec_fn``: forking the threaded
     test process to run Python before exec can deadlock)."""
-    child = ("import resource, runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); sys.argv = ['ragwh', *sys.argv[1:]]; "
-             "runpy.run_module('ragwh.cli', run_name='__main__')")
-    return subprocess.run([sys.executable, "-c", child, "run", "--warehouse", str(warehouse), "--report", str(report)],
-                          cwd=PROJECT_ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    child = (
+        "import resource, runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); sys.argv = ['ragwh', *sys.argv[1:]]; "
+        "runpy.run_module('ragwh.cli', run_name='__main__')"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", child, "run", "--warehouse", str(warehouse), "--report", str(report)],
+        cwd=PROJECT_ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _statuses(warehouse: Path) -> list[str]:
@@ -31,8 +40,10 @@ def _statuses(warehouse: Path) -> list[str]:
 
 
 def _expected(warehouse: Path, stage: str) -> str:
-    return (f"run failed: {stage}: warehouse {warehouse} could not be written (file size limit): what was committed "
-            f"is kept in {warehouse}.wal; free space (or raise the limit) and rerun the same command, which resumes there")
+    return (
+        f"run failed: {stage}: warehouse {warehouse} could not be written (file size limit): what was committed "
+        f"is kept in {warehouse}.wal; free space (or raise the limit) and rerun the same command, which resumes there"
+    )
 
 
 def test_a_checkpoint_that_cannot_grow_the_file_fails_the_run_and_a_rerun_recovers(clean_demo, tmp_path):

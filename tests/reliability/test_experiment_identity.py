@@ -2,6 +2,7 @@
 that refuses another experiment's config, settings that a bare dbt invocation reads, data tests that
 fail on a silent wrong cell, names as users type them, and one-line errors for files that are not
 (current) warehouses. Everything reuses the session's clean demo run (copied before any write)."""
+
 from __future__ import annotations
 
 import json
@@ -57,24 +58,44 @@ def test_the_run_records_its_experiment_and_the_settings_of_its_marts(clean_demo
     computed = embedder.partition("@")[2] or "fp32"
     assert row["precision"] == f"auto -> {computed}" and row["device"].split(" ")[0] in ("cpu", "cuda")
     assert set(settings) == set(CHUNKING_SETTINGS)
-    assert settings == {"inducer": "texttiling", "bootstrap_b": 2000, "bootstrap_seed": 20260710,
-                        "primary_metric": "cov-nDCG@10", "primary_embedder": embedder, "primary_reranker": "none",
-                        "k": 50, "declared_contrasts": []}
+    assert settings == {
+        "inducer": "texttiling",
+        "bootstrap_b": 2000,
+        "bootstrap_seed": 20260710,
+        "primary_metric": "cov-nDCG@10",
+        "primary_embedder": embedder,
+        "primary_reranker": "none",
+        "k": 50,
+        "declared_contrasts": [],
+    }
 
 
 def test_report_refuses_another_experiments_config_and_reports_its_own(clean_demo, tmp_path):
     out = tmp_path / "r.html"
-    foreign = ragwh("report", "--config", PROJECT_ROOT / "experiments" / "cpu.yml", "--warehouse", clean_demo,
-                    "--out", out)
+    foreign = ragwh(
+        "report", "--config", PROJECT_ROOT / "experiments" / "cpu.yml", "--warehouse", clean_demo, "--out", out
+    )
     assert foreign.exit_code == 1 and not out.exists()
     assert "holds chunking experiment 'demo' (run #1" in one_line(foreign) and "not 'cpu'" in foreign.output
-    tables = ragwh("export", "tables", "--config", PROJECT_ROOT / "experiments" / "cpu.yml", "--warehouse", clean_demo,
-                   "--out", tmp_path / "tables")
+    tables = ragwh(
+        "export",
+        "tables",
+        "--config",
+        PROJECT_ROOT / "experiments" / "cpu.yml",
+        "--warehouse",
+        clean_demo,
+        "--out",
+        tmp_path / "tables",
+    )
     assert tables.exit_code == 1 and "not 'cpu'" in one_line(tables) and not (tmp_path / "tables").exists()
     edited = tmp_path / "demo-b500.yml"  # same name, another bootstrap
     edited.write_text((PROJECT_ROOT / "experiments" / "default.yml").read_text().replace("B: 2000", "B: 500"))
     changed = ragwh("report", "--config", edited, "--warehouse", clean_demo, "--out", out)
-    assert changed.exit_code == 1 and "differs from the config" in one_line(changed) and "(in bootstrap_b)" in changed.output
+    assert (
+        changed.exit_code == 1
+        and "differs from the config" in one_line(changed)
+        and "(in bootstrap_b)" in changed.output
+    )
     own = ragwh("report", "--warehouse", clean_demo, "--out", out)
     assert own.exit_code == 0, own.output
     page = out.read_text()
@@ -87,8 +108,14 @@ def test_a_bare_dbt_compile_reads_the_stored_settings_and_bare_model_names(copy,
     bare = embedder.partition("@")[0]
     target = tmp_path / "target"
     # no primary_* or bootstrap_b passed: they come from experiment_settings; the seed is overridden
-    run_dbt("compile", copy, select="resource_type:analysis int_contrast_bootstrap", progress=False,
-            vars={"bootstrap_seed": 7, "primary_embedder": bare}, extra=["--target-path", str(target)])
+    run_dbt(
+        "compile",
+        copy,
+        select="resource_type:analysis int_contrast_bootstrap",
+        progress=False,
+        vars={"bootstrap_seed": 7, "primary_embedder": bare},
+        extra=["--target-path", str(target)],
+    )
     compiled = target / "compiled" / "ragwarehouse"
     boot = (compiled / "models" / "intermediate" / "chunking" / "evaluation" / "int_contrast_bootstrap.sql").read_text()
     assert "cluster_bootstrap(deltas, clusters, 2000, 7)" in boot  # stored B, overridden seed
@@ -106,8 +133,13 @@ def test_a_silent_wrong_cell_fails_the_build_with_the_reason(copy):
     con.execute("UPDATE run_manifest SET k = 5 WHERE condition = 'A3'")
     con.close()
     with pytest.raises(DbtError) as err:
-        run_dbt("build", copy, select="int_contrast_bootstrap primary_cell_present run_depth_covers_cutoffs",
-                vars={"primary_embedder": "BAAI/bge-large-en-v1.5"}, progress=False)
+        run_dbt(
+            "build",
+            copy,
+            select="int_contrast_bootstrap primary_cell_present run_depth_covers_cutoffs",
+            vars={"primary_embedder": "BAAI/bge-large-en-v1.5"},
+            progress=False,
+        )
     message = str(err.value)
     assert "cov-nDCG@10 x BAAI/bge-large-en-v1.5 x reranker none matches none of the" in message
     assert f"embedders: {_stored_embedder(copy)}" in message
@@ -120,9 +152,14 @@ def test_bare_model_names_and_unknown_corpora_or_conditions(copy, tmp_path):
     assert ok.exit_code == 0, ok.output
     unknown = ragwh("export", "trec", "--condition", "A3", "--embedder", "bge", "--warehouse", copy)
     assert unknown.exit_code == 1 and "no embedder 'bge' in the warehouse (stored: " in one_line(unknown)
-    for args, expected in ((("embed", "--corpus", "demoo"), "embed failed: no corpus 'demoo' in the warehouse (loaded: demo;"),
-                           (("retrieve", "--corpus", "demoo"), "retrieve failed: no corpus 'demoo'"),
-                           (("retrieve", "--condition", "A9"), "retrieve failed: unknown condition(s) A9 (seeds/conditions.csv defines: A0,")):
+    for args, expected in (
+        (("embed", "--corpus", "demoo"), "embed failed: no corpus 'demoo' in the warehouse (loaded: demo;"),
+        (("retrieve", "--corpus", "demoo"), "retrieve failed: no corpus 'demoo'"),
+        (
+            ("retrieve", "--condition", "A9"),
+            "retrieve failed: unknown condition(s) A9 (seeds/conditions.csv defines: A0,",
+        ),
+    ):
         result = ragwh(*args, "--warehouse", copy)
         assert result.exit_code == 1 and one_line(result).startswith(expected), result.output
 

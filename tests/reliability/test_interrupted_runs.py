@@ -1,6 +1,7 @@
 """An ``experiments`` row left 'running' by a run whose process is gone (kill -9, a crash) becomes
 'interrupted' when the next run starts, in the same transaction as the next run's own row; the row of a
 process that still runs, or of another machine, is left alone."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,9 +16,11 @@ from tests.reliability.conftest import clean_report
 
 
 def _add_running(con, experiment_id: int, pid, host: str, started: dt.datetime) -> None:
-    con.execute("INSERT INTO experiments SELECT * REPLACE (? AS experiment_id, 'running' AS status, NULL AS finished_at, "
-                "NULL AS detail, ? AS pid, ? AS host, ? AS started_at) FROM experiments WHERE experiment_id = 1",
-                [experiment_id, pid, host, started])
+    con.execute(
+        "INSERT INTO experiments SELECT * REPLACE (? AS experiment_id, 'running' AS status, NULL AS finished_at, "
+        "NULL AS detail, ? AS pid, ? AS host, ? AS started_at) FROM experiments WHERE experiment_id = 1",
+        [experiment_id, pid, host, started],
+    )
 
 
 def test_a_running_row_whose_process_is_gone_becomes_interrupted(clean_demo, copy_of):
@@ -37,10 +40,20 @@ def test_a_running_row_whose_process_is_gone_becomes_interrupted(clean_demo, cop
     finally:
         alive.communicate(b"")
     with duckdb.connect(str(path), read_only=True) as con:
-        rows = {r[0]: r[1:] for r in con.execute(
-            "SELECT experiment_id, status, detail, finished_at FROM experiments ORDER BY 1").fetchall()}
-    assert [rows[i][0] for i in (1, 2, 3, 4, 5, 6)] == ["finished", "interrupted", "interrupted", "running", "running",
-                                                          "finished"]
+        rows = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "SELECT experiment_id, status, detail, finished_at FROM experiments ORDER BY 1"
+            ).fetchall()
+        }
+    assert [rows[i][0] for i in (1, 2, 3, 4, 5, 6)] == [
+        "finished",
+        "interrupted",
+        "interrupted",
+        "running",
+        "running",
+        "finished",
+    ]
     assert rows[2][1].startswith(f"process {dead.pid} on {here} ended without finishing; noticed at ")
     assert rows[2][1].endswith(" UTC by run #6") and rows[2][2] is None
     assert rows[3][1].startswith("its process (pid not recorded) ended without finishing; noticed at ")

@@ -2,6 +2,7 @@
 the one an uninterrupted run built (every table, EXCEPT ALL both ways; see :mod:`.compare`), and
 what was committed before the kill is kept (embeddings commit every 256 texts
 or 30 s -- here every 64, so that the demo's 150 texts commit three times)."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,14 @@ from warehouse.paths import PROJECT_ROOT
 def _killed(spec: str, *args, commit_texts: int | None = None) -> subprocess.CompletedProcess:
     """``ragwh ARGS`` in a subprocess that SIGKILLs itself at ``spec`` (see tests/reliability/killer.py)."""
     extra = [] if commit_texts is None else [str(commit_texts)]
-    done = subprocess.run([sys.executable, "-m", "tests.reliability.killer", spec, *extra, "--", *map(str, args)],
-                          cwd=PROJECT_ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.reliability.killer", spec, *extra, "--", *map(str, args)],
+        cwd=PROJECT_ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == -9, (done.returncode, done.stdout[-3000:], done.stderr[-3000:])
     return done
 
@@ -33,8 +40,9 @@ def _rerun(warehouse, clean_demo) -> str:
 
 def test_kill_during_a_reload_leaves_the_warehouse_as_it_was(clean_demo, copy_of):
     warehouse = copy_of(clean_demo)
-    _killed("load_qasper:1", "ingest", "qasper", DEMO_FILE, "--corpus", "demo", "--limit", "2",
-            "--warehouse", warehouse)
+    _killed(
+        "load_qasper:1", "ingest", "qasper", DEMO_FILE, "--corpus", "demo", "--limit", "2", "--warehouse", warehouse
+    )
     assert warehouse_differences(clean_demo, warehouse) == {}
 
 
@@ -61,8 +69,15 @@ def test_kill_during_ingest_then_rerun_equals_a_clean_run(clean_demo, tmp_path):
 
 def test_kill_during_embedding_keeps_committed_batches_and_rerun_equals_a_clean_run(clean_demo, tmp_path):
     warehouse = tmp_path / "killed.duckdb"
-    done = _killed("embed_texts>store_embeddings:2", "run", "--warehouse", warehouse, "--report", clean_report(clean_demo),
-                   commit_texts=64)
+    done = _killed(
+        "embed_texts>store_embeddings:2",
+        "run",
+        "--warehouse",
+        warehouse,
+        "--report",
+        clean_report(clean_demo),
+        commit_texts=64,
+    )
     assert "> embed [demo|all-MiniLM-L6-v2" in done.stdout  # (the stored name may carry a precision suffix)
     con = duckdb.connect(str(warehouse), read_only=True)
     try:

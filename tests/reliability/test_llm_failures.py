@@ -4,8 +4,8 @@ runs (2), after which the answer is kept as a final failure and not asked again 
 a stage where more than ``llm.max_failed_share`` of a strategy's answers failed stops the run with one line
 (exit 1); a stage that finished with failed answers still to ask is recorded as not finished, so the next
 run runs it again; one whose failures are final is finished and skipped."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import duckdb
 import yaml
@@ -25,12 +25,26 @@ QUESTIONS = "1. Who is Ada?\n2. Where is Oslo?\n3. Who is Bob?"
 def _config(tmp, server, **llm):
     write_hotpot(tmp / "hotpot.json")
     path = tmp / "rw.yml"
-    path.write_text(yaml.safe_dump({
-        "name": "rw-failures", "study": "rewriting",
-        "corpora": [{"name": "hp", "loader": "hotpotqa", "sources": ["hotpot.json"]}],
-        "embedder": "all-MiniLM-L6-v2", "reranker": "none",
-        "llm": {"backend": "openai", "base_url": server.base_url, "model": "test-model", "max_retries": 0, **llm},
-        "rewriting": {"strategies": ["S1", "S2"], "seeds": [42]}, "reader": "none"}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "rw-failures",
+                "study": "rewriting",
+                "corpora": [{"name": "hp", "loader": "hotpotqa", "sources": ["hotpot.json"]}],
+                "embedder": "all-MiniLM-L6-v2",
+                "reranker": "none",
+                "llm": {
+                    "backend": "openai",
+                    "base_url": server.base_url,
+                    "model": "test-model",
+                    "max_retries": 0,
+                    **llm,
+                },
+                "rewriting": {"strategies": ["S1", "S2"], "seeds": [42]},
+                "reader": "none",
+            }
+        )
+    )
     return path
 
 
@@ -53,14 +67,17 @@ def test_empty_answers_fail_the_run_in_one_line_and_are_asked_again(tmp_path, mo
         assert first.exit_code == 1
         line = first.output.strip().splitlines()[-1]
         assert line.startswith("run failed: stage rewrite [hp|all-MiniLM-L6-v2") and line.endswith(
-                       "|none] failed: LLMFailedShare: S2 seed 42: 2 of 2 "
-                        "answers failed (empty or unusable; first: hp/h1|S2|42), more than llm.max_failed_share = 0.5; "
-                        "they are not cached, so the next run asks for them again: check the server (openai) and the "
-                        "model 'test-model'"), first.output
+            "|none] failed: LLMFailedShare: S2 seed 42: 2 of 2 "
+            "answers failed (empty or unusable; first: hp/h1|S2|42), more than llm.max_failed_share = 0.5; "
+            "they are not cached, so the next run asks for them again: check the server (openai) and the "
+            "model 'test-model'"
+        ), first.output
         assert server.n_requests == 2
         assert _rows(warehouse, "SELECT count(*) FROM llm_calls") == [(0,)]
         assert _rows(warehouse, "SELECT item_id, reason FROM llm_failures ORDER BY 1") == [
-            ("hp/h1|S2|42", "empty"), ("hp/h2|S2|42", "empty")]
+            ("hp/h1|S2|42", "empty"),
+            ("hp/h2|S2|42", "empty"),
+        ]
         second = ragwh(*args)  # asks again, exactly the two failed requests, and fails again: now final
         assert second.exit_code == 1 and "LLMFailedShare: S2 seed 42: 2 of 2 answers failed" in second.output
         assert "2 failed in llm.max_attempts = 2 runs and are kept as final failures" in " ".join(second.output.split())
@@ -80,7 +97,9 @@ def test_failed_answers_are_asked_in_max_attempts_runs_then_final(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     ensure_schema(con)
     try:
-        requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(3)]
+        requests = [
+            LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(3)
+        ]
         usable = lambda text: "?" in text  # noqa: E731
         answers = {"q0": QUESTIONS, "q1": "", "q2": "no question here"}
         runs = []
@@ -91,7 +110,9 @@ def test_failed_answers_are_asked_in_max_attempts_runs_then_final(tmp_path):
             runs.append(([r.item_id for r in backend.requests], cache.failed, cache.final_failed))
         assert runs == [(["q0", "q1", "q2"], 2, 0), (["q1", "q2"], 0, 2), ([], 0, 2)]
         assert con.execute("SELECT item_id, reason, count(*) FROM llm_failures GROUP BY ALL ORDER BY 1").fetchall() == [
-            ("q1", "empty", 2), ("q2", "unusable", 2)]
+            ("q1", "empty", 2),
+            ("q2", "unusable", 2),
+        ]
         answers["q1"] = QUESTIONS
         retry = ScriptedBackend(lambda r: answers[r.item_id])
         cache = LLMCache(con, retry, progress=False, retry_failed=True)
@@ -111,8 +132,9 @@ def test_a_rerun_against_a_working_server_asks_only_the_failed_requests(tmp_path
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     ensure_schema(con)
     try:
-        requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},))
-                    for i in range(4)]
+        requests = [
+            LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(4)
+        ]
         broken = ScriptedBackend(lambda r: "" if r.item_id in ("q1", "q3") else QUESTIONS)
         usable = lambda text: "?" in text  # noqa: E731
         first = LLMCache(con, broken, progress=False).generate(requests, usable=usable)
@@ -142,8 +164,9 @@ def test_replay_only_replays_a_failed_answer_as_failed_and_a_missing_one_is_a_mi
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     ensure_schema(con)
     try:
-        requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},))
-                    for i in range(4)]
+        requests = [
+            LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(4)
+        ]
         usable = lambda text: "?" in text  # noqa: E731
         answers = {"q0": QUESTIONS, "q1": "", "q2": QUESTIONS, "q3": "no question here"}
         live = LLMCache(con, ScriptedBackend(lambda r: answers[r.item_id]), progress=False)
@@ -155,8 +178,11 @@ def test_replay_only_replays_a_failed_answer_as_failed_and_a_missing_one_is_a_mi
         assert con.execute("SELECT count(*) FROM llm_failures").fetchall() == [(2,)]  # replay stores nothing
         assert con.execute("SELECT count(*) FROM llm_calls").fetchall() == [(2,)]
         new = LLMRequest("q9", "rewrite_s2.v1", ({"role": "user", "content": "question 9"},))
-        with pytest.raises(LLMCacheMiss, match=r"^replay-only: 1 request\(s\) not in llm_calls, first: q9 "
-                                               r"\(rewrite_s2.v1\)"):
+        with pytest.raises(
+            LLMCacheMiss,
+            match=r"^replay-only: 1 request\(s\) not in llm_calls, first: q9 "
+            r"\(rewrite_s2.v1\)",
+        ):
             replay.generate([*requests, new], usable=usable)
     finally:
         con.close()
@@ -168,9 +194,13 @@ def test_a_stage_with_some_failed_answers_is_run_again(tmp_path, monkeypatch):
     requests = [LLMRequest(f"q{i}", "rewrite_s2.v1", ({"role": "user", "content": f"question {i}"},)) for i in range(2)]
     answers = {"question 0": QUESTIONS, "question 1": ""}
     with ChatServer(lambda body: answers[body["messages"][-1]["content"]]) as server:
-        pipeline = RewritingPipeline(load_experiment(_config(tmp_path, server, max_failed_share=1.0)), data=tmp_path,
-                                     warehouse=tmp_path / "w.duckdb")
+        pipeline = RewritingPipeline(
+            load_experiment(_config(tmp_path, server, max_failed_share=1.0)),
+            data=tmp_path,
+            warehouse=tmp_path / "w.duckdb",
+        )
         try:
+
             def work() -> str:
                 pipeline._llm_backend().generate(requests)
                 return "done"
@@ -180,13 +210,15 @@ def test_a_stage_with_some_failed_answers_is_run_again(tmp_path, monkeypatch):
             assert server.n_requests == 2
             stored = pipeline.con.execute(manifest).fetchone()
             assert stored[0].startswith("incomplete:") and stored[1].endswith(
-                "; 1 LLM answers failed (empty or unusable, not cached): the next run asks again")
+                "; 1 LLM answers failed (empty or unusable, not cached): the next run asks again"
+            )
             pipeline.stage("probe", "", ["inputs"], work)  # asks it once more (attempt 2 of 2): now a final failure
             assert server.n_requests == 3
             stored = pipeline.con.execute(manifest).fetchone()
             assert stored[0].startswith("final:") and stored[1].endswith(
                 "; 1 LLM answers kept as final failures (failed in llm.max_attempts runs; ragwh run --retry-failed "
-                "asks them again)")
+                "asks them again)"
+            )
             pipeline.stage("probe", "", ["inputs"], work)  # finished: skipped, no call
             assert server.n_requests == 3
             answers["question 1"] = QUESTIONS

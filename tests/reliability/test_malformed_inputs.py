@@ -2,6 +2,7 @@
 config: each gives one line naming the file and the record (line, paper, page or key) and what is
 wrong, exits non-zero, and leaves every table of a warehouse holding all four kinds of corpus as it
 was. Records that can be set aside instead are quarantined with their reason while the rest loads."""
+
 from __future__ import annotations
 
 import copy
@@ -40,11 +41,16 @@ def _insert_byte(path, before: bytes):
 
 # --- QASPER (corpus 'demo') -------------------------------------------------------------------------
 
+
 def q_non_utf8(tmp):
     path = write_qasper(tmp / "q.json", demo_papers())
     line, at = _insert_byte(path, b"Battery-powered")
-    return ["qasper", path, "--corpus", "demo"], \
-        f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
+    return [
+        "qasper",
+        path,
+        "--corpus",
+        "demo",
+    ], f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
 
 
 def q_truncated(tmp):
@@ -65,15 +71,27 @@ def q_wrong_type(tmp):
     papers["demo.0002"]["full_text"][1]["paragraphs"] = "one string, not a list"
     path = write_qasper(tmp / "q.json", papers)
     return ["qasper", path, "--corpus", "demo"], (
-        f"{path}, record demo.0002: full_text[1]: field 'paragraphs' is str, expected list")
+        f"{path}, record demo.0002: full_text[1]: field 'paragraphs' is str, expected list"
+    )
 
 
 def q_parallel_lists(tmp):
     path = tmp / "q.jsonl"
-    path.write_text(json.dumps({"id": "p1", "title": "T", "abstract": "A", "qas": [],
-                                "full_text": {"section_name": ["a", "b"], "paragraphs": [["x"]]}}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "id": "p1",
+                "title": "T",
+                "abstract": "A",
+                "qas": [],
+                "full_text": {"section_name": ["a", "b"], "paragraphs": [["x"]]},
+            }
+        )
+        + "\n"
+    )
     return ["qasper", path, "--corpus", "demo"], (
-        f"{path}, record line 1 (paper p1): full_text: parallel lists section_name[2], paragraphs[1] differ in length")
+        f"{path}, record line 1 (paper p1): full_text: parallel lists section_name[2], paragraphs[1] differ in length"
+    )
 
 
 def q_no_papers(tmp):
@@ -84,11 +102,16 @@ def q_no_papers(tmp):
 
 # --- Wikipedia (corpus 'wiki') ----------------------------------------------------------------------
 
+
 def w_non_utf8(tmp):
     path = write_xml(tmp / "w.xml", sample_pages())
     _, at = _insert_byte(path, b"Second Deep</title>")  # named after the last page title read before it
-    return ["wikipedia", path, "--corpus", "wiki"], \
-        f"{path}, record page 'Talk:Deep Article', byte {at}: not valid UTF-8"
+    return [
+        "wikipedia",
+        path,
+        "--corpus",
+        "wiki",
+    ], f"{path}, record page 'Talk:Deep Article', byte {at}: not valid UTF-8"
 
 
 def w_truncated_xml(tmp):
@@ -116,23 +139,30 @@ def w_duplicate_page(tmp):
     pages.append({**pages[0], "title": "Copy"})
     path = write_wiki(tmp / "w.jsonl", pages)
     return ["wikipedia", path, "--corpus", "wiki"], (
-        f"{path}, record line {len(pages)} (page 'Copy'): page id 10 also appears in line 1 (page 'Deep Article')")
+        f"{path}, record line {len(pages)} (page 'Copy'): page id 10 also appears in line 1 (page 'Deep Article')"
+    )
 
 
 def w_negative_page_id(tmp):
     path = tmp / "w.jsonl"
     path.write_text(json.dumps({"title": "Neg", "page_id": -4, "wikitext": "x"}) + "\n")
-    return ["wikipedia", path, "--corpus", "wiki"], \
-        f"{path}, record line 1 (page 'Neg'): field 'page_id' is negative (-4)"
+    return [
+        "wikipedia",
+        path,
+        "--corpus",
+        "wiki",
+    ], f"{path}, record line 1 (page 'Neg'): field 'page_id' is negative (-4)"
 
 
 # --- BEIR (corpus 'mini') ---------------------------------------------------------------------------
+
 
 def b_non_utf8(tmp):
     folder = write_beir(tmp / "b")
     line, at = _insert_byte(folder / "corpus.jsonl", b"Delta")
     return ["beir", folder, "--corpus", "mini"], (
-        f"{folder / 'corpus.jsonl'}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8")
+        f"{folder / 'corpus.jsonl'}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
+    )
 
 
 def b_invalid_json(tmp):
@@ -144,25 +174,32 @@ def b_invalid_json(tmp):
 def b_missing_id(tmp):
     folder = write_beir(tmp / "b", corpus=[*BEIR_CORPUS, {"title": "No id", "text": "Text."}])
     return ["beir", folder, "--corpus", "mini"], (
-        f"{folder / 'corpus.jsonl'}, record line 4: missing or non-string field(s) ['_id']")
+        f"{folder / 'corpus.jsonl'}, record line 4: missing or non-string field(s) ['_id']"
+    )
 
 
 def b_duplicate_doc(tmp):
     folder = write_beir(tmp / "b", corpus=[*BEIR_CORPUS, BEIR_CORPUS[0]])
-    return ["beir", folder, "--corpus", "mini"], \
-        f"{folder / 'corpus.jsonl'}, record line 4: duplicate document _id 'd1'"
+    return [
+        "beir",
+        folder,
+        "--corpus",
+        "mini",
+    ], f"{folder / 'corpus.jsonl'}, record line 4: duplicate document _id 'd1'"
 
 
 def b_unknown_doc(tmp):
     folder = write_beir(tmp / "b", qrels=BEIR_QRELS + "q2\td9\t1\n")
     return ["beir", folder, "--corpus", "mini"], (
-        f"{folder / 'qrels' / 'test.tsv'}, record line 4: corpus-id 'd9' is not in corpus.jsonl")
+        f"{folder / 'qrels' / 'test.tsv'}, record line 4: corpus-id 'd9' is not in corpus.jsonl"
+    )
 
 
 def b_qrels_fields(tmp):
     folder = write_beir(tmp / "b", qrels=BEIR_QRELS + "q2 d2 1\n")
     return ["beir", folder, "--corpus", "mini"], (
-        f"{folder / 'qrels' / 'test.tsv'}, record line 4: expected 3 tab-separated fields, got 1")
+        f"{folder / 'qrels' / 'test.tsv'}, record line 4: expected 3 tab-separated fields, got 1"
+    )
 
 
 def b_score_not_int(tmp):
@@ -172,17 +209,28 @@ def b_score_not_int(tmp):
 
 def b_missing_split(tmp):
     folder = write_beir(tmp / "b")
-    return ["beir", folder, "--corpus", "mini", "--split", "dev"], \
-        f"{folder / 'qrels' / 'dev.tsv'}: qrels file not found"
+    return [
+        "beir",
+        folder,
+        "--corpus",
+        "mini",
+        "--split",
+        "dev",
+    ], f"{folder / 'qrels' / 'dev.tsv'}: qrels file not found"
 
 
 # --- HotpotQA (corpus 'hp') -------------------------------------------------------------------------
 
+
 def h_non_utf8(tmp):
     path = write_hotpot(tmp / "h.json")
     line, at = _insert_byte(path, b"Oslo is")
-    return ["hotpotqa", path, "--corpus", "hp"], \
-        f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
+    return [
+        "hotpotqa",
+        path,
+        "--corpus",
+        "hp",
+    ], f"{path}, record line {line}: byte 0xe9 at offset {at} is not valid UTF-8"
 
 
 def h_invalid_json(tmp):
@@ -209,7 +257,8 @@ def h_fact_not_in_context(tmp):
     broken[0]["supporting_facts"] = [["Nowhere", 0]]
     path = write_hotpot(tmp / "h.json", broken)
     return ["hotpotqa", path, "--corpus", "hp"], (
-        f"{path}, record 0 (_id 'h1'): supporting-fact titles ['Nowhere'] are not among its context titles")
+        f"{path}, record 0 (_id 'h1'): supporting-fact titles ['Nowhere'] are not among its context titles"
+    )
 
 
 def h_duplicate_id(tmp):
@@ -217,11 +266,34 @@ def h_duplicate_id(tmp):
     return ["hotpotqa", path, "--corpus", "hp"], f"{path}, record 2 (_id 'h1'): duplicate _id"
 
 
-LOADER_CASES = [q_non_utf8, q_truncated, q_missing_title, q_wrong_type, q_parallel_lists, q_no_papers,
-                w_non_utf8, w_truncated_xml, w_bad_jsonl_line, w_missing_wikitext, w_duplicate_page, w_negative_page_id,
-                b_non_utf8, b_invalid_json, b_missing_id, b_duplicate_doc, b_unknown_doc, b_qrels_fields,
-                b_score_not_int, b_missing_split,
-                h_non_utf8, h_invalid_json, h_not_a_list, h_missing_question, h_fact_not_in_context, h_duplicate_id]
+LOADER_CASES = [
+    q_non_utf8,
+    q_truncated,
+    q_missing_title,
+    q_wrong_type,
+    q_parallel_lists,
+    q_no_papers,
+    w_non_utf8,
+    w_truncated_xml,
+    w_bad_jsonl_line,
+    w_missing_wikitext,
+    w_duplicate_page,
+    w_negative_page_id,
+    b_non_utf8,
+    b_invalid_json,
+    b_missing_id,
+    b_duplicate_doc,
+    b_unknown_doc,
+    b_qrels_fields,
+    b_score_not_int,
+    b_missing_split,
+    h_non_utf8,
+    h_invalid_json,
+    h_not_a_list,
+    h_missing_question,
+    h_fact_not_in_context,
+    h_duplicate_id,
+]
 
 
 @pytest.mark.parametrize("case", LOADER_CASES, ids=lambda f: f.__name__)
@@ -237,6 +309,7 @@ def test_malformed_input_is_one_line_naming_file_and_record_and_changes_nothing(
 
 # --- the experiment config (ragwh run --config) ----------------------------------------------------
 
+
 def _config(tmp, mutate=None, text: str | None = None):
     path = tmp / "exp.yml"
     if text is None:
@@ -249,8 +322,10 @@ def _config(tmp, mutate=None, text: str | None = None):
 
 def c_yaml_syntax(tmp):
     path = _config(tmp, text="name: demo\ncorpora: [unclosed\n")
-    return path, \
-        f"config error: {path}: not valid YAML at line 3, column 1: expected ',' or ']', but got '<stream end>'"
+    return (
+        path,
+        f"config error: {path}: not valid YAML at line 3, column 1: expected ',' or ']', but got '<stream end>'",
+    )
 
 
 def c_unknown_key(tmp):
@@ -281,12 +356,21 @@ def c_wrong_type(tmp):
 def c_missing_source(tmp):
     path = _config(tmp, lambda r: r.update(demo=False))
     (tmp / "data").mkdir()
-    return path, \
-        f"run failed: {path}: corpora[demo].sources: file(s) not found: {tmp / 'data' / 'demo.v0.3-format.json'}"
+    return (
+        path,
+        f"run failed: {path}: corpora[demo].sources: file(s) not found: {tmp / 'data' / 'demo.v0.3-format.json'}",
+    )
 
 
-CONFIG_CASES = [c_yaml_syntax, c_unknown_key, c_unknown_metric, c_unknown_embedder, c_contrast_arm, c_wrong_type,
-                c_missing_source]
+CONFIG_CASES = [
+    c_yaml_syntax,
+    c_unknown_key,
+    c_unknown_metric,
+    c_unknown_embedder,
+    c_contrast_arm,
+    c_wrong_type,
+    c_missing_source,
+]
 
 
 @pytest.mark.parametrize("case", CONFIG_CASES, ids=lambda f: f.__name__)
@@ -302,11 +386,13 @@ def test_bad_config_is_one_line_naming_file_and_key_and_changes_nothing(case, ba
 
 # --- records set aside: quarantined with their reason, the rest loads --------------------------------
 
+
 def _quarantine(warehouse, corpus: str) -> list[tuple]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        return con.execute("SELECT source_file, record_id, stage, reason FROM quarantine WHERE corpus = ? "
-                           "ORDER BY ALL", [corpus]).fetchall()
+        return con.execute(
+            "SELECT source_file, record_id, stage, reason FROM quarantine WHERE corpus = ? ORDER BY ALL", [corpus]
+        ).fetchall()
     finally:
         con.close()
 
@@ -316,21 +402,37 @@ def test_set_aside_records_are_quarantined_with_their_reason(base, copy_of, tmp_
     papers = demo_papers()
     papers["demo.0005"]["full_text"] = []
     qasper = write_qasper(tmp_path / "q.json", papers)
-    beir = write_beir(tmp_path / "b", corpus=[*BEIR_CORPUS, {"_id": "d4", "title": "Blank", "text": " "}],
-                      queries=BEIR_QUERIES)
-    hotpot = write_hotpot(tmp_path / "h.json", [*HOTPOT_RECORDS, hotpot_record("h3", "Who is Bob?", ["Bob", "Eve"])
-                                                | {"context": [["Bob", ["Bob is someone else."]], ["Eve", ["Eve."]]]}])
+    beir = write_beir(
+        tmp_path / "b", corpus=[*BEIR_CORPUS, {"_id": "d4", "title": "Blank", "text": " "}], queries=BEIR_QUERIES
+    )
+    hotpot = write_hotpot(
+        tmp_path / "h.json",
+        [
+            *HOTPOT_RECORDS,
+            hotpot_record("h3", "Who is Bob?", ["Bob", "Eve"])
+            | {"context": [["Bob", ["Bob is someone else."]], ["Eve", ["Eve."]]]},
+        ],
+    )
     wiki = write_wiki(tmp_path / "w.jsonl")
-    for args in (["qasper", qasper, "--corpus", "demo"], ["beir", beir, "--corpus", "mini"],
-                 ["hotpotqa", hotpot, "--corpus", "hp"], ["wikipedia", wiki, "--corpus", "wiki"]):
+    for args in (
+        ["qasper", qasper, "--corpus", "demo"],
+        ["beir", beir, "--corpus", "mini"],
+        ["hotpotqa", hotpot, "--corpus", "hp"],
+        ["wikipedia", wiki, "--corpus", "wiki"],
+    ):
         result = ragwh("ingest", *args, "--warehouse", warehouse)
         assert result.exit_code == 0, result.output
     assert ("papers", "no_sections") in {(s, r) for _, _, s, r in _quarantine(warehouse, "demo")}
     assert (str(qasper), "demo.0005", "papers", "no_sections") in _quarantine(warehouse, "demo")
     assert _quarantine(warehouse, "mini") == [(str(beir / "corpus.jsonl"), "d4", "beir_documents", "empty text")]
     assert _quarantine(warehouse, "hp") == [
-        (str(hotpot), "Bob (question h3)", "hotpotqa_paragraphs",
-         "same title as an earlier paragraph with a different text; the first is kept")]
+        (
+            str(hotpot),
+            "Bob (question h3)",
+            "hotpotqa_paragraphs",
+            "same title as an earlier paragraph with a different text; the first is kept",
+        )
+    ]
     assert [(r, s) for _, r, s, _ in _quarantine(warehouse, "wiki")] == [("wiki/19", "articles")]
     con = duckdb.connect(str(warehouse), read_only=True)
     try:

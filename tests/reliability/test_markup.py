@@ -1,5 +1,6 @@
 """Names in console output are printed as they are, never read as Rich markup
 ("stage ingest [qasper] failed" used to print as "stage ingest  failed")."""
+
 from __future__ import annotations
 
 import json
@@ -12,16 +13,30 @@ def _bad_config(tmp_path, corpus: str):
     (tmp_path / "data").mkdir(exist_ok=True)
     (tmp_path / "data" / "broken.json").write_text("{not json")
     config = tmp_path / "c.yml"
-    config.write_text(json.dumps({"name": "[exp]", "corpora": [{"name": corpus, "loader": "qasper",
-                                                                 "sources": ["broken.json"]}],
-                                  "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
-                                  "conditions": ["A3"], "contrasts": []}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "[exp]",
+                "corpora": [{"name": corpus, "loader": "qasper", "sources": ["broken.json"]}],
+                "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
+                "conditions": ["A3"],
+                "contrasts": [],
+            }
+        )
+    )
     return config
 
 
 def test_failed_stage_keeps_its_bracketed_scope(tmp_path):
-    result = ragwh("run", "--config", _bad_config(tmp_path, "qasper"), "--data", tmp_path / "data",
-                   "--warehouse", tmp_path / "w.duckdb")
+    result = ragwh(
+        "run",
+        "--config",
+        _bad_config(tmp_path, "qasper"),
+        "--data",
+        tmp_path / "data",
+        "--warehouse",
+        tmp_path / "w.duckdb",
+    )
     assert result.exit_code == 1
     assert "run failed: stage ingest [qasper] failed: IngestError: " in result.output
     assert "> ingest [qasper]" in result.output

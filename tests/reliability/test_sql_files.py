@@ -1,5 +1,6 @@
 """``ragwh sql`` without ``--write`` reaches no file but the warehouse: reading another file (``read_csv``)
 or writing one (``COPY ... TO``) is refused in one line that names ``--allow-files``, which permits both."""
+
 from __future__ import annotations
 
 import pytest

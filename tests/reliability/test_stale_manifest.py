@@ -1,6 +1,7 @@
 """``ragwh run`` skips a stage only when its output in the warehouse is what the
 stage left there; a file loaded by hand between two runs cannot make a run use data its config does
 not name. Also: a no-op rerun still skips everything, quickly."""
+
 from __future__ import annotations
 
 import re
@@ -24,12 +25,15 @@ def _run(warehouse, clean_demo):
 def test_rerun_after_a_hand_load_into_the_corpus_equals_a_clean_run(clean_demo, copy_of, tmp_path):
     warehouse = copy_of(clean_demo)
     two = dict(sorted(demo_papers().items())[:2])
-    loaded = ragwh("ingest", "qasper", write_qasper(tmp_path / "two.json", two), "--corpus", "demo",
-                   "--warehouse", warehouse)
+    loaded = ragwh(
+        "ingest", "qasper", write_qasper(tmp_path / "two.json", two), "--corpus", "demo", "--warehouse", warehouse
+    )
     assert loaded.exit_code == 0, loaded.output
     output = _run(warehouse, clean_demo)
-    assert "ingest [demo]: inputs unchanged but its output in the warehouse changed since it ran: running it again" \
+    assert (
+        "ingest [demo]: inputs unchanged but its output in the warehouse changed since it ran: running it again"
         in output
+    )
     assert re.search(r"^> ingest \[demo\]", output, flags=re.M)
     assert warehouse_differences(clean_demo, warehouse) == {}
 
@@ -46,17 +50,30 @@ def test_a_corpus_loaded_by_hand_does_not_leak_into_the_run(clean_demo, copy_of,
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         for table in ("chunks", "runs", "query_metrics", "condition_means", "contrasts"):
-            assert con.execute(f"SELECT count(*) FROM {table} WHERE starts_with(chunk_id, 'doc|mini/')"
-                               if table == "chunks" else f"SELECT count(*) FROM {table} WHERE corpus = 'mini'"
-                               ).fetchone()[0] == 0, table
+            assert (
+                con.execute(
+                    f"SELECT count(*) FROM {table} WHERE starts_with(chunk_id, 'doc|mini/')"
+                    if table == "chunks"
+                    else f"SELECT count(*) FROM {table} WHERE corpus = 'mini'"
+                ).fetchone()[0]
+                == 0
+            ), table
     finally:
         con.close()
     # what differs: the rows the hand load wrote, the two dbt stages' recorded inputs (the warehouse
     # changed, so dbt rebuilt), and int_eval_queries, the dbt model listing every loaded query with why it
     # is not scored (the mini queries: no runs), and int_query_labels, every loaded query's labels
     assert set(warehouse_differences(clean_demo, warehouse)) == {
-        "documents", "paragraphs", "queries", "qrels", "funnel", "corpus_meta", "stage_manifest", "int_eval_queries",
-        "int_query_labels"}
+        "documents",
+        "paragraphs",
+        "queries",
+        "qrels",
+        "funnel",
+        "corpus_meta",
+        "stage_manifest",
+        "int_eval_queries",
+        "int_query_labels",
+    }
 
 
 def test_no_op_rerun_skips_every_stage(clean_demo, copy_of, tmp_path):

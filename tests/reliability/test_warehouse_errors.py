@@ -1,6 +1,7 @@
 """A warehouse that cannot be opened (another writer holds it; it is a
 directory, an empty file, not DuckDB, or missing) gives every command one line naming the file and
 what to do; no failing command creates the warehouse file."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,11 @@ CREATING = {"ingest qasper", "ingest wikipedia", "ingest beir", "ingest hotpotqa
 
 
 def _args(name: str, warehouse, tmp_path) -> list[str]:
-    extra = {"run": ["--report", str(tmp_path / "r.html")], "report": ["--out", str(tmp_path / "r.html")],
-             "export trec": ["--out", str(tmp_path / "trec")]}.get(name, [])
+    extra = {
+        "run": ["--report", str(tmp_path / "r.html")],
+        "report": ["--out", str(tmp_path / "r.html")],
+        "export trec": ["--out", str(tmp_path / "trec")],
+    }.get(name, [])
     return [*COMMANDS[name], *extra, "--warehouse", str(warehouse)]
 
 
@@ -51,8 +55,10 @@ def test_second_writer_gets_one_line_and_the_warehouse_is_unchanged(name, loaded
     with Holder(path) as holder:
         result = ragwh(*_args(name, path, tmp_path))
     assert result.exit_code == 1
-    assert one_line(result) == (f"error: warehouse {path} is in use by another process (PID {holder.pid}): "
-                                "wait for it to finish, or pass another --warehouse FILE")
+    assert one_line(result) == (
+        f"error: warehouse {path} is in use by another process (PID {holder.pid}): "
+        "wait for it to finish, or pass another --warehouse FILE"
+    )
     assert warehouse_differences(loaded, path) == {}
 
 
@@ -77,8 +83,9 @@ def test_missing_warehouse_is_reported_and_not_created(name, tmp_path):
     path = tmp_path / "none.duckdb"
     result = ragwh(*_args(name, path, tmp_path))
     assert result.exit_code == 1
-    assert one_line(result) == (f"error: no warehouse at {path}: build one first (`ragwh run`, or "
-                                "`ragwh ingest ...`), or pass --warehouse FILE")
+    assert one_line(result) == (
+        f"error: no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), or pass --warehouse FILE"
+    )
     assert not path.exists()
 
 
@@ -98,10 +105,17 @@ def test_failed_run_creates_no_warehouse(tmp_path):
     bad.parent.mkdir()
     bad.write_text("{not json")
     config = tmp_path / "bad.yml"
-    config.write_text(json.dumps({"name": "bad", "corpora": [{"name": "bad", "loader": "qasper",
-                                                               "sources": ["bad.json"]}],
-                                  "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
-                                  "conditions": ["A3"], "contrasts": []}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "bad",
+                "corpora": [{"name": "bad", "loader": "qasper", "sources": ["bad.json"]}],
+                "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
+                "conditions": ["A3"],
+                "contrasts": [],
+            }
+        )
+    )
     path = tmp_path / "new.duckdb"
     result = ragwh("run", "--config", config, "--data", bad.parent, "--warehouse", path)
     assert result.exit_code == 1 and "bad.json" in result.output

@@ -1,6 +1,7 @@
 """A load that would leave a corpus without documents is refused before it
 writes (exit 1, one line naming the file and why every record was dropped, every table unchanged);
 a reload that removes documents takes the runs that ranked their chunks with them."""
+
 from __future__ import annotations
 
 import json
@@ -27,43 +28,63 @@ NOTHING_WRITTEN = "(nothing was written: fix the input, or the options that drop
 def _no_sections(tmp):
     papers = {pid: {**paper, "full_text": []} for pid, paper in demo_papers().items()}
     path = write_qasper(tmp / "no_sections.json", papers)
-    return ["qasper", path, "--corpus", "demo"], \
-        f"{path}: no documents to load into corpus 'demo' (papers: no_sections 5)"
+    return [
+        "qasper",
+        path,
+        "--corpus",
+        "demo",
+    ], f"{path}: no documents to load into corpus 'demo' (papers: no_sections 5)"
 
 
 def _qasper_limit_0(tmp):
-    return (["qasper", DEMO_FILE, "--corpus", "demo", "--limit", "0"],
-            f"{DEMO_FILE}: no documents to load into corpus 'demo' (papers: beyond_limit 5)")
+    return (
+        ["qasper", DEMO_FILE, "--corpus", "demo", "--limit", "0"],
+        f"{DEMO_FILE}: no documents to load into corpus 'demo' (papers: beyond_limit 5)",
+    )
 
 
 def _beir_all_empty(tmp):
     path = write_beir(tmp / "beir_mini", corpus=[{**d, "text": "  "} for d in BEIR_CORPUS])
-    return ["beir", path, "--corpus", "mini"], \
-        f"{path}: no documents to load into corpus 'mini' (beir_documents: empty_text 3; beir_qrels: doc_quarantined 2)"
+    return [
+        "beir",
+        path,
+        "--corpus",
+        "mini",
+    ], f"{path}: no documents to load into corpus 'mini' (beir_documents: empty_text 3; beir_qrels: doc_quarantined 2)"
 
 
 def _hotpot_limit_0(tmp):
     path = write_hotpot(tmp / "hotpot.json", HOTPOT_RECORDS)
-    return ["hotpotqa", path, "--corpus", "hp", "--limit", "0"], \
-        f"{path}: no documents to load into corpus 'hp' (hotpotqa_questions: beyond_limit 2)"
+    return [
+        "hotpotqa",
+        path,
+        "--corpus",
+        "hp",
+        "--limit",
+        "0",
+    ], f"{path}: no documents to load into corpus 'hp' (hotpotqa_questions: beyond_limit 2)"
 
 
 def _wiki_all_filtered(tmp):
     path = write_wiki(tmp / "short.jsonl", [p for p in sample_pages() if p["page_id"] in (11, 12, 13, 14)])
     return ["wikipedia", path, "--corpus", "wiki"], (
-        f"{path}: no documents to load into corpus 'wiki' (filters: too_few_words 2, too_shallow 1, "
-        "too_few_sections 1)")
+        f"{path}: no documents to load into corpus 'wiki' (filters: too_few_words 2, too_shallow 1, too_few_sections 1)"
+    )
 
 
 def _wiki_only_redirects(tmp):
     path = write_wiki(tmp / "redirects.jsonl", [p for p in sample_pages() if p["page_id"] in (15, 16, 19)])
     return ["wikipedia", path, "--corpus", "wiki"], (
         f"{path}: no documents to load into corpus 'wiki' (pages: redirect 1, other_namespace 1; articles: "
-        "empty_document 1)")
+        "empty_document 1)"
+    )
 
 
-@pytest.mark.parametrize("case", [_no_sections, _qasper_limit_0, _beir_all_empty, _hotpot_limit_0, _wiki_all_filtered,
-                                  _wiki_only_redirects], ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize(
+    "case",
+    [_no_sections, _qasper_limit_0, _beir_all_empty, _hotpot_limit_0, _wiki_all_filtered, _wiki_only_redirects],
+    ids=lambda f: f.__name__.strip("_"),
+)
 def test_an_empty_load_is_refused_and_changes_nothing(case, base, copy_of, tmp_path):
     warehouse = copy_of(base)
     args, message = case(tmp_path)
@@ -76,10 +97,17 @@ def test_an_empty_load_is_refused_and_changes_nothing(case, base, copy_of, tmp_p
 def test_an_empty_first_load_in_a_run_leaves_no_warehouse(tmp_path):
     args, message = _no_sections(tmp_path)
     config = tmp_path / "c.yml"
-    config.write_text(json.dumps({"name": "x", "corpora": [{"name": "demo", "loader": "qasper",
-                                                             "sources": [args[1].name]}],
-                                  "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
-                                  "conditions": ["A3"], "contrasts": []}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "corpora": [{"name": "demo", "loader": "qasper", "sources": [args[1].name]}],
+                "embedders": [{"model": "all-MiniLM-L6-v2", "strong": True}],
+                "conditions": ["A3"],
+                "contrasts": [],
+            }
+        )
+    )
     warehouse = tmp_path / "w.duckdb"
     result = ragwh("run", "--config", config, "--data", tmp_path, "--warehouse", warehouse)
     assert result.exit_code == 1
@@ -91,8 +119,9 @@ def test_a_reload_without_some_papers_removes_the_runs_that_ranked_their_chunks(
     warehouse = copy_of(clean_demo)
     papers = demo_papers()
     kept = dict(sorted(papers.items())[:3])
-    result = ragwh("ingest", "qasper", write_qasper(tmp_path / "three.json", kept), "--corpus", "demo",
-                   "--warehouse", warehouse)
+    result = ragwh(
+        "ingest", "qasper", write_qasper(tmp_path / "three.json", kept), "--corpus", "demo", "--warehouse", warehouse
+    )
     assert result.exit_code == 0, result.output
     assert "marts were built before this load: rebuild them with `dbt build` (or `ragwh run`)" in result.output
     con = duckdb.connect(str(warehouse), read_only=True)
@@ -115,8 +144,10 @@ def test_rechunking_removes_runs_that_rank_a_vanished_chunk(clean_demo, copy_of)
     con = duckdb.connect(str(warehouse))
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     con.execute("INSERT INTO runs VALUES ('demo', 'old-model', 'none', 'A3', 'demo/q', 1, 'fixed|demo/gone|0', 0.5)")
-    con.execute("INSERT INTO run_manifest (corpus, embedder, reranker, condition, fingerprint, k, n_queries, created_at) "
-                "VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())")
+    con.execute(
+        "INSERT INTO run_manifest (corpus, embedder, reranker, condition, fingerprint, k, n_queries, created_at) "
+        "VALUES ('demo', 'old-model', 'none', 'A3', 'fp', 50, 1, now())"
+    )
     con.close()
     result = ragwh("chunk", "--corpus", "demo", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output

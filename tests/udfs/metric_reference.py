@@ -1,4 +1,5 @@
 """Plain-Python, character-by-character reference implementations the vectorized kernels are checked against."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,9 @@ def greedy_idcg(pool, spans, k):
     for step in range(k):
         best, best_gain = None, 0.0
         for c, (a, b) in enumerate(pool):
-            gain = sum(len(set(range(max(a, s), min(b, e))) - covered[j]) / (e - s)
-                       for j, (s, e) in enumerate(spans)) / len(spans)
+            gain = sum(
+                len(set(range(max(a, s), min(b, e))) - covered[j]) / (e - s) for j, (s, e) in enumerate(spans)
+            ) / len(spans)
             if gain > best_gain + 1e-15:
                 best, best_gain = c, gain
         if best is None:
@@ -42,8 +44,7 @@ def greedy_order(pool, spans, k):
     for _ in range(k):
         best, best_gain = None, 0.0
         for c, (a, b) in enumerate(pool):
-            gain = sum(len(set(range(max(a, s), min(b, e))) - covered[j]) / (e - s)
-                       for j, (s, e) in enumerate(spans))
+            gain = sum(len(set(range(max(a, s), min(b, e))) - covered[j]) / (e - s) for j, (s, e) in enumerate(spans))
             if gain > best_gain + 1e-15:
                 best, best_gain = c, gain
         if best is None:

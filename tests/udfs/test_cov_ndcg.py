@@ -26,9 +26,9 @@ def test_hand_cases_two_spans_and_other_document():
     # spans [10,20) and [50,90); ranking: other-doc chunk (empty), [0,30), [40,70), [60,100)
     spans_s, spans_e = [[10, 50]], [[20, 90]]
     rs, re = [[0, 0, 40, 60]], [[0, 30, 70, 100]]
-    g2 = (1.0 + 0.0) / 2                # rank 2 covers span 1 fully
-    g3 = (0.0 + 20 / 40) / 2            # rank 3 covers [50,70) of span 2
-    g4 = (0.0 + 20 / 40) / 2            # rank 4 newly covers [70,90) only ([60,70) already covered)
+    g2 = (1.0 + 0.0) / 2  # rank 2 covers span 1 fully
+    g3 = (0.0 + 20 / 40) / 2  # rank 3 covers [50,70) of span 2
+    g4 = (0.0 + 20 / 40) / 2  # rank 4 newly covers [70,90) only ([60,70) already covered)
     expect = g2 / math.log2(3) + g3 / math.log2(4) + g4 / math.log2(5)
     assert cov_dcg(rs, re, spans_s, spans_e)[0] == pytest.approx(expect, abs=1e-12)
     # k cuts the list: only ranks 1..2 count

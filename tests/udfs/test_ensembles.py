@@ -1,6 +1,7 @@
 """Every subset x every fusion rule, scored without materializing lists: equal to ranx (fuse, then
 evaluate) wherever the order of tied documents cannot change a metric, and to a brute-force sort with the documented tie rule
 (score descending, then doc_id) everywhere."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,21 +26,26 @@ RANX_METRICS = {"hit": "hit_rate@10", "recall": "recall@10", "ndcg": "ndcg@10", 
 @pytest.fixture(scope="module")
 def case():
     rr = random_runs(7, n_queries=60, n_runs=4)
-    relevant = np.array([rr.stack.item_key[i] in rr.qrels[rr.queries[g]]
-                         for i, g in enumerate(rr.stack.group_of_item)])
+    relevant = np.array([rr.stack.item_key[i] in rr.qrels[rr.queries[g]] for i, g in enumerate(rr.stack.group_of_item)])
     n_rel = np.array([len(rr.qrels[q]) for q in rr.queries])
     masks = np.arange(1, 16)
     res = ensemble_metrics(rr.stack, relevant, n_rel, np.full(len(rr.queries), 15), masks, chunk_items=97)
-    got = {(int(r), int(g), int(m)): [res[c][i] for c in METRIC_COLUMNS]
-           for i, (r, g, m) in enumerate(zip(res["rule"], res["group"], res["mask"]))}
+    got = {
+        (int(r), int(g), int(m)): [res[c][i] for c in METRIC_COLUMNS]
+        for i, (r, g, m) in enumerate(zip(res["rule"], res["group"], res["mask"]))
+    }
     return rr, got, masks
 
 
 def _fused(rr, rule, masks):
     members = members_of(masks, 4)
     norm = min_max_norm(rr.stack.scores, rr.stack.offsets)
-    return {"max": lambda: comb_max(rr.stack.scores, members), "rrf": lambda: rrf(rr.stack.ranks, members),
-            "combsum": lambda: comb_sum(norm, members), "combmnz": lambda: comb_mnz(norm, members)}[rule]()
+    return {
+        "max": lambda: comb_max(rr.stack.scores, members),
+        "rrf": lambda: rrf(rr.stack.ranks, members),
+        "combsum": lambda: comb_sum(norm, members),
+        "combmnz": lambda: comb_mnz(norm, members),
+    }[rule]()
 
 
 def test_every_group_rule_and_subset_is_scored(case):
@@ -49,8 +55,7 @@ def test_every_group_rule_and_subset_is_scored(case):
 
 def test_workers_give_the_same_arrays_in_the_same_order(case):
     rr, _, masks = case
-    relevant = np.array([rr.stack.item_key[i] in rr.qrels[rr.queries[g]]
-                         for i, g in enumerate(rr.stack.group_of_item)])
+    relevant = np.array([rr.stack.item_key[i] in rr.qrels[rr.queries[g]] for i, g in enumerate(rr.stack.group_of_item)])
     n_rel = np.array([len(rr.qrels[q]) for q in rr.queries])
     cell = np.array([15, 7, 3] * (len(rr.queries) // 3))
     one = ensemble_metrics(rr.stack, relevant, n_rel, cell, masks, chunk_items=97, workers=1)
@@ -74,8 +79,14 @@ def test_equals_brute_force_sort_with_doc_id_ties(case, rule):
             order = sorted(items, key=lambda i: (-fused[i, j], rr.stack.item_key[i]))
             run_rel.append([float(rr.stack.item_key[i] in rr.qrels[q]) for i in order])
             qrels_rel.append([1.0] * len(rr.qrels[q]))
-        ref = np.column_stack([hit_at_k(run_rel, 10), recall_at_k(run_rel, qrels_rel, 10),
-                               ndcg_at_k(run_rel, qrels_rel, 10), mrr_at_k(run_rel, 10)])
+        ref = np.column_stack(
+            [
+                hit_at_k(run_rel, 10),
+                recall_at_k(run_rel, qrels_rel, 10),
+                ndcg_at_k(run_rel, qrels_rel, 10),
+                mrr_at_k(run_rel, 10),
+            ]
+        )
         ours = np.array([got[(list(RULES).index(rule), g, int(m))] for g in range(len(rr.queries))])
         np.testing.assert_allclose(ours, ref, atol=1e-12)
 
@@ -123,9 +134,19 @@ def test_singletons_reproduce_each_run(case):
 
 def _tables(rr):
     group = rr.stack.group_of_item
-    rows = [(int(g), rr.stack.item_key[i], s, int(rr.stack.ranks[i, s]), float(rr.stack.scores[i, s]),
-             rr.stack.item_key[i] in rr.qrels[rr.queries[g]])
-            for i, g in enumerate(group) for s in range(4) if rr.stack.ranks[i, s]]
+    rows = [
+        (
+            int(g),
+            rr.stack.item_key[i],
+            s,
+            int(rr.stack.ranks[i, s]),
+            float(rr.stack.scores[i, s]),
+            rr.stack.item_key[i] in rr.qrels[rr.queries[g]],
+        )
+        for i, g in enumerate(group)
+        for s in range(4)
+        if rr.stack.ranks[i, s]
+    ]
     runs = pa.table(dict(zip(["group_id", "doc_id", "bit", "rank", "score", "relevant"], map(list, zip(*rows)))))
     return runs
 
@@ -134,8 +155,13 @@ def test_table_keeps_only_subsets_inside_the_cell(case):
     rr, got, _ = case
     runs = _tables(rr)
     cell = np.where(np.arange(len(rr.queries)) < 30, 15, 0b0111)  # the second half lacks run 3
-    groups = pa.table({"group_id": np.arange(len(rr.queries)), "n_relevant": [len(rr.qrels[q]) for q in rr.queries],
-                       "cell_mask": cell})
+    groups = pa.table(
+        {
+            "group_id": np.arange(len(rr.queries)),
+            "n_relevant": [len(rr.qrels[q]) for q in rr.queries],
+            "cell_mask": cell,
+        }
+    )
     out = ensemble_table(runs, groups, np.arange(1, 16), 4)
     assert out.num_rows == len(RULES) * (30 * 15 + 30 * 7)
     late = out.filter(pa.compute.greater_equal(out["group_id"], 30)).to_pydict()
@@ -156,8 +182,11 @@ def test_merge_lists_are_the_max_union_top_k(case):
                 for d, x in rr.runs[s][q].items():
                     union[d] = max(union.get(d, -1.0), x)
             want = sorted(union, key=lambda d: (-union[d], d))[:10]
-            mine = [(r, d) for gg, hb, r, d in zip(out["group_id"], out["helper_bit"], out["rank"], out["doc_id"])
-                    if gg == g and hb == h]
+            mine = [
+                (r, d)
+                for gg, hb, r, d in zip(out["group_id"], out["helper_bit"], out["rank"], out["doc_id"])
+                if gg == g and hb == h
+            ]
             assert [d for _, d in sorted(mine)] == want
             hit = float(any(d in rr.qrels[q] for d in want))
             assert got[(0, g, 1 | (1 << h))][0] == hit

@@ -1,4 +1,5 @@
 """macros/exact_avg.sql: the order-free mean, rendered as dbt renders it and run in DuckDB."""
+
 from __future__ import annotations
 
 import itertools
@@ -44,5 +45,5 @@ def test_many_groups_match_ordered_avg_within_the_grid():
     con.execute("SELECT setseed(0.5)")
     con.execute("CREATE TEMP TABLE t AS SELECT (i % 1000) AS g, random() AS x FROM range(30000) r(i)")
     worst, n = con.execute(f"""SELECT max(abs(a - b)), count(*) FROM (
-        SELECT g, avg(x ORDER BY x) AS a, {exact_avg('x')} AS b FROM t GROUP BY g)""").fetchone()
-    assert n == 1000 and worst <= 2 ** -52
+        SELECT g, avg(x ORDER BY x) AS a, {exact_avg("x")} AS b FROM t GROUP BY g)""").fetchone()
+    assert n == 1000 and worst <= 2**-52

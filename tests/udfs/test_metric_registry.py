@@ -3,6 +3,7 @@ exists, the SQL function (a UDF of udfs/register.py wrapping that kernel, the on
 ensemble path's kernel over relevant ranks; every metric UDF is in it; the ir_measures names are the standard
 ones (Success@10 for HIT@10, RR@10 for MRR@10), span recall is told apart from document recall, the configs,
 report and tables read their metric lists from it, and reading it imports no storage."""
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,11 @@ def _unpivoted(sql: str) -> list[list[str]]:
 def test_the_registry_lists_what_query_metrics_computes_at_each_level():
     models = PROJECT_ROOT / "models" / "intermediate"
     span, document = _unpivoted((models / "chunking" / "evaluation" / "int_query_metrics.sql").read_text())
-    assert registered_metrics("span") == tuple(span) == ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048")
+    assert (
+        registered_metrics("span")
+        == tuple(span)
+        == ("cov-nDCG@10", "R@50", "MRR", "nDCG@10", "TBC@512", "TBC@1024", "TBC@2048")
+    )
     assert registered_metrics("document") == tuple(document) == ("HIT@10", "R@10", "nDCG@10", "MRR@10")
     for model in ("int_rewrite_query_metrics", "int_rewrite_router_queries"):
         (rewriting,) = _unpivoted((models / "rewriting" / f"{model}.sql").read_text())
@@ -86,7 +91,7 @@ def _aliased_calls(sql: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     last = 0
     for match in re.finditer(r'\bas\s+"([^"]+)"', sql):
-        text, depth, i = sql[last:match.start()], 0, match.start() - last
+        text, depth, i = sql[last : match.start()], 0, match.start() - last
         while i > 0:
             i -= 1
             c = text[i]
@@ -124,16 +129,25 @@ def test_the_ranks_kernel_scores_the_document_metrics_the_ensembles_store():
 def test_reading_the_registries_imports_no_storage():
     """The registries are read by the configs and dbt's seeds alike: only the light path helper, not DuckDB,
     NumPy or warehouse.db (a fresh interpreter, since this one has imported them)."""
-    script = ("import json, sys\n"
-              "from udfs.metrics.registry import metric_registry\n"
-              "from udfs.fusion.registry import fusion_rules\n"
-              "assert metric_registry() and fusion_rules()\n"
-              "print(json.dumps(sorted(sys.modules)))")
+    script = (
+        "import json, sys\n"
+        "from udfs.metrics.registry import metric_registry\n"
+        "from udfs.fusion.registry import fusion_rules\n"
+        "assert metric_registry() and fusion_rules()\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(CODE_ROOT), os.environ.get("PYTHONPATH"))))}
-    loaded = json.loads(subprocess.run([sys.executable, "-c", script], cwd=CODE_ROOT, env=env, check=True,
-                                       capture_output=True, text=True).stdout)
-    heavy = [m for m in loaded if m.split(".")[0] in ("duckdb", "numpy", "pyarrow", "dbt", "ragwh", "ingest")
-             or (m.startswith("warehouse.") and m != "warehouse.paths")]
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", script], cwd=CODE_ROOT, env=env, check=True, capture_output=True, text=True
+        ).stdout
+    )
+    heavy = [
+        m
+        for m in loaded
+        if m.split(".")[0] in ("duckdb", "numpy", "pyarrow", "dbt", "ragwh", "ingest")
+        or (m.startswith("warehouse.") and m != "warehouse.paths")
+    ]
     assert heavy == [] and "warehouse.paths" in loaded
 
 
@@ -158,7 +172,9 @@ def test_a_row_without_its_sql_function_names_the_file_and_line(tmp_path, monkey
     (tmp_path / "seeds" / "metric_registry.csv").write_text(
         "metric,level,kernel,sql_function,ranks_kernel,ir_measures,alias,description\n"
         "HIT@10,document,udfs/metrics/doc_level.py::hit_at_k,doc_hit,,Success@10,Success@10,x\n"
-        "R@10,document,udfs/metrics/doc_level.py::recall_at_k,,,R@10,DocRecall@10,y\n", encoding="utf-8")
+        "R@10,document,udfs/metrics/doc_level.py::recall_at_k,,,R@10,DocRecall@10,y\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr("warehouse.paths.PROJECT_ROOT", tmp_path)
     registry.metric_registry.cache_clear()
     try:

@@ -1,6 +1,7 @@
 """SQuAD answer normalization, EM and F1 against hand-computed cases and the official SQuAD v1.1
 evaluation logic (its normalize_answer / f1_score / exact_match_score / metric_max_over_ground_truths,
 re-typed below as the reference)."""
+
 from __future__ import annotations
 
 import re
@@ -16,14 +17,14 @@ from udfs.metrics.squad import exact_match, normalize_answer, squad_scores, toke
 # --- the official SQuAD v1.1 evaluate script (reference) -------------------------------------------
 def ref_normalize_answer(s):
     def remove_articles(text):
-        return re.sub(r'\b(a|an|the)\b', ' ', text)
+        return re.sub(r"\b(a|an|the)\b", " ", text)
 
     def white_space_fix(text):
-        return ' '.join(text.split())
+        return " ".join(text.split())
 
     def remove_punc(text):
         exclude = set(string.punctuation)
-        return ''.join(ch for ch in text if ch not in exclude)
+        return "".join(ch for ch in text if ch not in exclude)
 
     def lower(text):
         return text.lower()
@@ -45,7 +46,7 @@ def ref_f1_score(prediction, ground_truth):
 
 
 def ref_exact_match_score(prediction, ground_truth):
-    return (ref_normalize_answer(prediction) == ref_normalize_answer(ground_truth))
+    return ref_normalize_answer(prediction) == ref_normalize_answer(ground_truth)
 
 
 def ref_metric_max_over_ground_truths(metric_fn, prediction, ground_truths):
@@ -54,18 +55,23 @@ def ref_metric_max_over_ground_truths(metric_fn, prediction, ground_truths):
         score = metric_fn(prediction, ground_truth)
         scores_for_ground_truths.append(score)
     return max(scores_for_ground_truths)
+
+
 # ----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, norm", [
-    ("The Eiffel Tower!", "eiffel tower"),
-    ("  An apple,   a PEAR and the plum. ", "apple pear and plum"),
-    ("theater anthem", "theater anthem"),          # articles only as whole words
-    ("U.S.A.", "usa"),
-    ("rock-'n'-roll", "rocknroll"),
-    ("“Curly” quotes — stay", "“curly” quotes — stay"),  # only ASCII punctuation is removed
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "text, norm",
+    [
+        ("The Eiffel Tower!", "eiffel tower"),
+        ("  An apple,   a PEAR and the plum. ", "apple pear and plum"),
+        ("theater anthem", "theater anthem"),  # articles only as whole words
+        ("U.S.A.", "usa"),
+        ("rock-'n'-roll", "rocknroll"),
+        ("“Curly” quotes — stay", "“curly” quotes — stay"),  # only ASCII punctuation is removed
+        ("", ""),
+    ],
+)
 def test_normalization_hand_cases(text, norm):
     assert normalize_answer(text) == norm == ref_normalize_answer(text)
 
@@ -73,7 +79,7 @@ def test_normalization_hand_cases(text, norm):
 def test_f1_and_em_hand_cases():
     assert token_f1("The Eiffel Tower!", "eiffel tower in Paris") == pytest.approx(2 / 3)
     assert exact_match("the  Tower.", "tower") == 1.0
-    assert token_f1("a a b", "a b b") == pytest.approx(2 / 3)    # multiset overlap: c = 2, P = R = 2/3
+    assert token_f1("a a b", "a b b") == pytest.approx(2 / 3)  # multiset overlap: c = 2, P = R = 2/3
     assert token_f1("", "") == 0.0 and exact_match("", "the") == 1.0  # v1.1: no common token -> F1 0
     em, f1 = squad_scores(["Paris", "1889"], [["paris, France", "Paris"], ["in 1887"]])
     assert em.tolist() == [1.0, 0.0] and f1.tolist() == [1.0, 0.0]
@@ -81,8 +87,27 @@ def test_f1_and_em_hand_cases():
 
 def test_equals_the_official_script_on_random_strings():
     rng = np.random.default_rng(0)
-    words = ["the", "a", "an", "The", "Paris", "paris,", "tower", "Tower.", "1889", "U.S.", "an-other", "x", "(1)",
-             "théâtre", "naïve", "AN", "'s", "", "  "]
+    words = [
+        "the",
+        "a",
+        "an",
+        "The",
+        "Paris",
+        "paris,",
+        "tower",
+        "Tower.",
+        "1889",
+        "U.S.",
+        "an-other",
+        "x",
+        "(1)",
+        "théâtre",
+        "naïve",
+        "AN",
+        "'s",
+        "",
+        "  ",
+    ]
     preds, golds = [], []
     for _ in range(2000):
         preds.append(" ".join(rng.choice(words, int(rng.integers(0, 6)))))

@@ -1,10 +1,11 @@
 """Opening the warehouse: every way it can fail is one line naming the file and what to do,
 and a command that may not create the warehouse never does."""
+
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,9 @@ def _one_line(exc: pytest.ExceptionInfo) -> str:
 def test_second_writer_names_file_and_holder_pid(tmp_path):
     path = tmp_path / "held.duckdb"
     connect(path).close()
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "ready"
         for read_only in (False, True):
@@ -33,18 +35,28 @@ def test_second_writer_names_file_and_holder_pid(tmp_path):
                 connect(path, read_only=read_only)
             assert _one_line(exc) == (
                 f"warehouse {path} is in use by another process (PID {holder.pid}): wait for it to finish, "
-                "or pass another --warehouse FILE")
+                "or pass another --warehouse FILE"
+            )
     finally:
         holder.communicate("")
 
 
-@pytest.mark.parametrize("kind, expected", [
-    ("empty", "warehouse {p} is an empty (0-byte) file, not a DuckDB database: delete it to start a new warehouse "
-              "there, or pass another --warehouse FILE"),
-    ("junk", "warehouse {p} is not a DuckDB database file: pass the path of a warehouse with --warehouse (a path "
-             "that does not exist yet starts a new one)"),
-    ("directory", "warehouse {p} is a directory: pass a file path with --warehouse (e.g. {p}/ragwh.duckdb)"),
-])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        (
+            "empty",
+            "warehouse {p} is an empty (0-byte) file, not a DuckDB database: delete it to start a new warehouse "
+            "there, or pass another --warehouse FILE",
+        ),
+        (
+            "junk",
+            "warehouse {p} is not a DuckDB database file: pass the path of a warehouse with --warehouse (a path "
+            "that does not exist yet starts a new one)",
+        ),
+        ("directory", "warehouse {p} is a directory: pass a file path with --warehouse (e.g. {p}/ragwh.duckdb)"),
+    ],
+)
 def test_unusable_paths(tmp_path, kind, expected):
     path = tmp_path / "wh.duckdb"
     if kind == "directory":
@@ -61,8 +73,7 @@ def test_unusable_paths(tmp_path, kind, expected):
 
 def test_missing_warehouse_is_not_created_unless_asked(tmp_path):
     path = tmp_path / "sub" / "none.duckdb"
-    expected = (f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), "
-                "or pass --warehouse FILE")
+    expected = f"no warehouse at {path}: build one first (`ragwh run`, or `ragwh ingest ...`), or pass --warehouse FILE"
     for kwargs in ({"read_only": True}, {"create": False}):
         with pytest.raises(WarehouseError) as exc:
             connect(path, **kwargs)
@@ -87,8 +98,10 @@ def test_an_older_warehouse_gains_the_induction_log_columns_with_its_rows_kept(t
 
     path = tmp_path / "old.duckdb"
     old = duckdb.connect(str(path))
-    old.execute("CREATE TABLE induction_log (structure VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, "
-                "status VARCHAR NOT NULL, n_sections INTEGER, detail VARCHAR NOT NULL)")
+    old.execute(
+        "CREATE TABLE induction_log (structure VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, "
+        "status VARCHAR NOT NULL, n_sections INTEGER, detail VARCHAR NOT NULL)"
+    )
     old.execute("INSERT INTO induction_log VALUES ('induced:llm', 'qasper/1', 'failed', NULL, 'no JSON')")
     old.close()
     # every command refuses it with how to upgrade; the upgrade keeps its rows and adds what is missing
@@ -103,8 +116,9 @@ def test_an_older_warehouse_gains_the_induction_log_columns_with_its_rows_kept(t
         raw.close()
     con = connect(path)
     try:
-        assert con.execute("SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log").fetchall() == [
-            ("qasper/1", "failed", None, None, None)]
+        assert con.execute(
+            "SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log"
+        ).fetchall() == [("qasper/1", "failed", None, None, None)]
         assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [(str(SCHEMA_VERSION),)]
     finally:
         con.close()
@@ -186,8 +200,8 @@ def test_bulk_appends_checkpoints_less_often_then_once_and_gives_the_threshold_b
         assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] != default
         for _ in range(20):  # ~20 MiB of committed rows: over DuckDB's 16 MiB, under the bulk threshold
             con.execute("INSERT INTO t SELECT [random() FOR j IN range(128)] FROM range(1024)")
-        assert wal.stat().st_size > 16 * 2 ** 20  # no checkpoint yet: the rows wait in the log
-    assert not wal.exists() or wal.stat().st_size < 2 ** 20  # one checkpoint at the end
+        assert wal.stat().st_size > 16 * 2**20  # no checkpoint yet: the rows wait in the log
+    assert not wal.exists() or wal.stat().st_size < 2**20  # one checkpoint at the end
     assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0] == default
     assert con.execute("SELECT count(*) FROM t").fetchall()[0][0] == 20 * 1024
     con.execute("SET checkpoint_threshold = '100MB'")  # set by someone: left alone
@@ -206,13 +220,20 @@ def test_bulk_appends_checkpoints_less_often_then_once_and_gives_the_threshold_b
 
 def test_rows_committed_under_bulk_appends_survive_a_killed_process(tmp_path):
     """A job killed between checkpoints keeps every committed batch: DuckDB replays its log on the next open."""
-    script = ("import sys, os; from warehouse.db import connect, bulk_appends\n"
-              "con = connect(sys.argv[1]); con.execute('CREATE TABLE t (i INTEGER)')\n"
-              "with bulk_appends(con):\n"
-              "    for b in range(5): con.execute(f'INSERT INTO t SELECT {b} * 100 + range FROM range(100)')\n"
-              "    print('committed', flush=True); os._exit(9)  # killed: no checkpoint, no close\n")
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "w.duckdb")], capture_output=True, text=True,
-                         cwd=str(Path(__file__).resolve().parents[2]), timeout=120)
+    script = (
+        "import sys, os; from warehouse.db import connect, bulk_appends\n"
+        "con = connect(sys.argv[1]); con.execute('CREATE TABLE t (i INTEGER)')\n"
+        "with bulk_appends(con):\n"
+        "    for b in range(5): con.execute(f'INSERT INTO t SELECT {b} * 100 + range FROM range(100)')\n"
+        "    print('committed', flush=True); os._exit(9)  # killed: no checkpoint, no close\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "w.duckdb")],
+        capture_output=True,
+        text=True,
+        cwd=str(Path(__file__).resolve().parents[2]),
+        timeout=120,
+    )
     assert out.returncode == 9 and "committed" in out.stdout, out.stderr
     con = connect(tmp_path / "w.duckdb")
     assert con.execute("SELECT count(*), count(DISTINCT i) FROM t").fetchall()[0] == (500, 500)
@@ -232,7 +253,7 @@ def test_memory_capped_bounds_what_a_long_read_keeps_cached(tmp_path):
     with memory_capped(con, "32MiB") as capped:
         assert capped and con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == "32.0 MiB"
         total = sum(b.num_rows for b in con.sql("SELECT v FROM big").to_arrow_reader(8192))
-        assert total == 200_000 and _duckdb_bytes(con) <= 32 * 2 ** 20  # ~100 MB read, at most 32 MiB kept
+        assert total == 200_000 and _duckdb_bytes(con) <= 32 * 2**20  # ~100 MB read, at most 32 MiB kept
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == default
     with pytest.raises(ZeroDivisionError), memory_capped(con, "32MiB"):  # the block's error, and the limit back
         1 / 0
@@ -241,18 +262,26 @@ def test_memory_capped_bounds_what_a_long_read_keeps_cached(tmp_path):
         assert not capped  # an in-memory database is left alone
 
 
-@pytest.mark.parametrize(("os_message", "cause"), [
-    ("Could not write file \"{p}\": No space left on device", "no space left on device"),
-    ("FATAL Error: Failed to create checkpoint because of error: Could not write file \"{p}\": File too large",
-     "file size limit"),
-    ("Could not write file \"{p}\": Disk quota exceeded", "disk quota exceeded")])
+@pytest.mark.parametrize(
+    ("os_message", "cause"),
+    [
+        ('Could not write file "{p}": No space left on device', "no space left on device"),
+        (
+            'FATAL Error: Failed to create checkpoint because of error: Could not write file "{p}": File too large',
+            "file size limit",
+        ),
+        ('Could not write file "{p}": Disk quota exceeded', "disk quota exceeded"),
+    ],
+)
 def test_a_write_for_want_of_space_names_the_file_and_cause(os_message, cause, tmp_path):
     from warehouse.db import write_failure
 
     path = tmp_path / "w.duckdb"
     error = write_failure(path, RuntimeError(os_message.format(p=path)))
-    assert str(error) == (f"warehouse {path} could not be written ({cause}): what was committed is kept in {path}.wal; "
-                          "free space (or raise the limit) and rerun the same command, which resumes there")
+    assert str(error) == (
+        f"warehouse {path} could not be written ({cause}): what was committed is kept in {path}.wal; "
+        "free space (or raise the limit) and rerun the same command, which resumes there"
+    )
     assert write_failure(path, RuntimeError("Binder Error: no such column")) is None
 
 
@@ -263,10 +292,13 @@ def test_a_full_disk_on_another_file_names_that_file_not_the_warehouse(tmp_path)
 
     path, report = tmp_path / "w.duckdb", tmp_path / "reports" / "r.html"
     error = write_failure(path, OSError(28, "No space left on device", str(report)))
-    assert str(error) == (f"{report} could not be written (no space left on device): free space (or raise the limit) "
-                          "and rerun the same command, which resumes where it stopped")
+    assert str(error) == (
+        f"{report} could not be written (no space left on device): free space (or raise the limit) "
+        "and rerun the same command, which resumes where it stopped"
+    )
     spill = tmp_path / ".tmp" / "duckdb_temp_storage-0.tmp"
     assert str(write_failure(path, RuntimeError(f'Could not write file "{spill}": File too large'))).startswith(
-        f"{spill} could not be written (file size limit)")
+        f"{spill} could not be written (file size limit)"
+    )
     wal = write_failure(path, RuntimeError(f'Could not write file "{path}.wal": No space left on device'))
     assert str(wal).startswith(f"warehouse {path} could not be written")

@@ -1,4 +1,5 @@
 """``warehouse.dbt.run_dbt``: dbt in-process on the given warehouse file, failures named clearly."""
+
 from __future__ import annotations
 
 import duckdb
@@ -19,7 +20,9 @@ def test_runs_on_the_given_file_and_names_failing_nodes(warehouse_file, tmp_path
     monkeypatch.setenv("RAGWH_WAREHOUSE", str(other))  # run_dbt must use its argument, not the env
     target = ["--target-path", str(tmp_path / "target")]  # one target: the second call parses partially
     result = run_dbt("seed", warehouse_file, progress=False, extra=target)
-    assert set(result.statuses.values()) == {"success"} and result.n_nodes == 6  # conditions, contrast_family, fusion_rules, metric_registry, rewrite_strategies, slice_labels
+    assert (
+        set(result.statuses.values()) == {"success"} and result.n_nodes == 6
+    )  # conditions, contrast_family, fusion_rules, metric_registry, rewrite_strategies, slice_labels
     con = duckdb.connect(str(warehouse_file), read_only=True)  # dbt released its in-process handle
     assert con.execute("SELECT count(*) FROM conditions").fetchone()[0] > 10
     con.close()

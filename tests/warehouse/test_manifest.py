@@ -1,13 +1,14 @@
 """Stage fingerprints: a stage runs once per distinct input and is skipped (and says so) otherwise."""
+
 from __future__ import annotations
 
 import io
 
 from rich.console import Console
 
-from warehouse import manifest
 from ragwh.experiment.config.chunking import load_config
 from ragwh.experiment.pipeline.chunking import Pipeline, PipelineError
+from warehouse import manifest
 
 
 def test_table_digest_sees_every_change(con):
@@ -106,5 +107,9 @@ def test_stage_reruns_when_its_output_changed_in_the_warehouse(warehouse_file):
         pipeline.close()
     assert [s.status for s in pipeline.outcome.stages] == ["ran", "skipped", "skipped", "ran", "ran", "ran"]
     assert len(calls) == 4
-    assert out.getvalue().count("ingest [demo]: inputs unchanged but its output in the warehouse changed since it "
-                                "ran: running it again") == 3
+    assert (
+        out.getvalue().count(
+            "ingest [demo]: inputs unchanged but its output in the warehouse changed since it ran: running it again"
+        )
+        == 3
+    )

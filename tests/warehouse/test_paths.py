@@ -1,6 +1,7 @@
 """``warehouse.paths``: the dbt project found in a checkout or beside the installed packages; outputs under
 the working directory (``--workdir`` / ``$RAGWH_WORKDIR``, else the current one); dbt's target and logs
 follow it; ``--config`` finds a bundled experiment by path or name."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,16 @@ import pytest
 from ragwh.cli import _options
 from ragwh.experiment.config.chunking import ConfigError, config_file, load_config
 from warehouse.dbt import dbt_args
-from warehouse.paths import (PACKAGED_PROJECT, PROJECT_ROOT, WORKDIR_ENV, default_warehouse, find_project_root,
-                             reports_dir, warehouse_path, workdir)
+from warehouse.paths import (
+    PACKAGED_PROJECT,
+    PROJECT_ROOT,
+    WORKDIR_ENV,
+    default_warehouse,
+    find_project_root,
+    reports_dir,
+    warehouse_path,
+    workdir,
+)
 
 
 def test_the_project_is_the_checkout_else_the_packaged_copy_else_an_error(tmp_path):
@@ -61,10 +70,14 @@ def test_workdir_is_taken_before_or_after_the_subcommand(tmp_path, monkeypatch, 
     monkeypatch.delenv("RAGWH_WAREHOUSE", raising=False)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"
-    args = {"before": ["--workdir", str(out), "sql", "SELECT 1"], "after": ["sql", "SELECT 1", "--workdir", str(out)],
-            "nested": ["export", "tables", "--workdir", str(out)]}[where]
+    args = {
+        "before": ["--workdir", str(out), "sql", "SELECT 1"],
+        "after": ["sql", "SELECT 1", "--workdir", str(out)],
+        "nested": ["export", "tables", "--workdir", str(out)],
+    }[where]
     result = CliRunner().invoke(app, args)
     # no warehouse there yet: the one-line error names the file under the working directory given
     assert result.exit_code == 1 and f"no warehouse at {out / 'warehouse' / 'ragwh.duckdb'}" in " ".join(
-        result.output.split()), result.output
+        result.output.split()
+    ), result.output
     assert workdir() == out

@@ -6,6 +6,7 @@ Equals ranx ``fuse(runs, norm=None, method="max")`` (ranx fills an unlisted docu
 taking the max, which never wins since every fused document is listed by some member). Example: runs
 A = {d1: 0.9, d2: 0.4}, B = {d2: 0.7, d3: 0.5} fuse to {d1: 0.9, d2: 0.7, d3: 0.5}.
 """
+
 from __future__ import annotations
 
 import numpy as np

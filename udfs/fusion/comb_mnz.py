@@ -6,6 +6,7 @@
 ``fuse(runs, norm="min-max", method="mnz")``. Example: A = {d1: 1, d2: 0}, B = {d2: 1, d3: 0}
 (normalized) fuse to {d1: 1, d2: 2 · 1 = 2, d3: 0}.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -6,6 +6,7 @@
 Equals ranx ``fuse(runs, norm="min-max", method="sum")``. Example: A = {d1: 0.9, d2: 0.4} and
 B = {d2: 0.7, d3: 0.5} normalize to {d1: 1, d2: 0} and {d2: 1, d3: 0}: fused {d1: 1, d2: 1, d3: 0}.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -7,6 +7,7 @@ For run s of group g with listed scores x:
 so a run listing one document (or equal scores) maps them all to 0, exactly as ranx does
 (its denominator floor is 1e-9). Unlisted items stay NaN.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ and deterministic:
 An item with a NaN fused score is not in the fused list: its rank is +inf, and it never pushes
 another item down. (ranx breaks ties by its own unstable sort; rankings without ties agree.)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,11 +28,11 @@ def ranks_of(fused: np.ndarray, offsets: np.ndarray, targets: np.ndarray) -> np.
     group = np.searchsorted(offsets, targets, side="right") - 1
     width = int(lengths[group].max())
     pos = np.arange(width)
-    idx = offsets[group][:, None] + pos[None, :]                      # (T, D)
+    idx = offsets[group][:, None] + pos[None, :]  # (T, D)
     valid = pos[None, :] < lengths[group][:, None]
-    block = f[np.where(valid, idx, 0)]                                 # (T, D, M)
+    block = f[np.where(valid, idx, 0)]  # (T, D, M)
     block[~valid] = np.nan
-    ft = f[targets][:, None, :]                                        # (T, 1, M)
+    ft = f[targets][:, None, :]  # (T, 1, M)
     before = (idx < targets[:, None])[:, :, None]
     ahead = (block > ft) | ((block == ft) & before)
     ranks = 1.0 + ahead.sum(axis=1)

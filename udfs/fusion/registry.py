@@ -6,6 +6,7 @@ the report and the paper tables print, ``kernel`` its function in ``udfs/fusion/
 ``ranx_method`` / ``ranx_norm`` ranx's ``fuse`` equivalent (the tests compare with it). The ensemble kernel
 (:data:`udfs.ensembles.RULES`), the report and the marts' tests (a relationships test on ``rule``) read it.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -41,8 +42,19 @@ def fusion_rules() -> tuple[FusionRule, ...]:
     out = []
     for n, r in enumerate(rows, 2):
         if not r.get("rule") or r.get("input") not in INPUTS or "::" not in (r.get("kernel") or ""):
-            raise ValueError(f"{path}: line {n}: rule non-empty, input one of {', '.join(INPUTS)} and kernel "
-                             f"'file.py::function' are required: {r}")
-        out.append(FusionRule(r["rule"], r["input"], r["display_name"], r["kernel"], r["ranx_method"],
-                              r["ranx_norm"] or None, r["description"]))
+            raise ValueError(
+                f"{path}: line {n}: rule non-empty, input one of {', '.join(INPUTS)} and kernel "
+                f"'file.py::function' are required: {r}"
+            )
+        out.append(
+            FusionRule(
+                r["rule"],
+                r["input"],
+                r["display_name"],
+                r["kernel"],
+                r["ranx_method"],
+                r["ranx_norm"] or None,
+                r["description"],
+            )
+        )
     return tuple(out)

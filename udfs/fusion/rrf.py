@@ -8,6 +8,7 @@ the run's score order) 1 / (k + i + 1) and sums them (CombSUM). Here the rank is
 rank, which is that position when the run is ranked by score. Example: k = 60, A ranks d1, d2 and B
 ranks d2, d3: d2 gets 1/62 + 1/61 = 0.032523, d1 1/61, d3 1/62.
 """
+
 from __future__ import annotations
 
 import numpy as np

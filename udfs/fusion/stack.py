@@ -11,6 +11,7 @@ between equal fused scores (:mod:`udfs.fusion.ranking`), so a caller that sorts 
 broken by doc_id ascending. Keys are compared as Arrow strings (byte order = code-point order, as
 DuckDB's ORDER BY sorts them), vectorized.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,10 +23,10 @@ import pyarrow.compute as pc
 
 @dataclass(frozen=True)
 class RunStack:
-    scores: np.ndarray    # (N, S) float64, NaN = not listed
-    ranks: np.ndarray     # (N, S) int64, 0 = not listed
-    offsets: np.ndarray   # (G + 1,) item offsets per group
-    keys: pa.Array        # (N,) the caller's document key of each item
+    scores: np.ndarray  # (N, S) float64, NaN = not listed
+    ranks: np.ndarray  # (N, S) int64, 0 = not listed
+    offsets: np.ndarray  # (G + 1,) item offsets per group
+    keys: pa.Array  # (N,) the caller's document key of each item
     first_row: np.ndarray  # (N,) index of the item's first input row (to carry per-document attributes)
 
     @property

@@ -10,6 +10,7 @@ M · |m| / 2), and no BLAS call, whose threads only cost on products with an inn
 (<= 15). A subset whose smaller subset is not in the list is summed directly. Results are
 bit-identical to summing the members in increasing run order.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +26,7 @@ def _plan(members: np.ndarray) -> list[tuple[int, int, int]]:
         mask = int(masks[j])
         if mask == 0:
             raise ValueError(f"subset {j} has no member")
-        high = mask.bit_length() - 1           # extend the subset without its highest run: runs are added in order
+        high = mask.bit_length() - 1  # extend the subset without its highest run: runs are added in order
         rest = mask & ~(1 << high)
         steps.append((j, column.get(rest, -2) if rest else -1, high))
     return steps
@@ -34,7 +35,7 @@ def _plan(members: np.ndarray) -> list[tuple[int, int, int]]:
 def subset_reduce(values: np.ndarray, members: np.ndarray, op: str) -> np.ndarray:
     """(N, S) values, (M, S) membership -> (M, N): op 'sum' (adds) or 'fmax' (NaN-ignoring max) of
     each subset's columns, runs combined in increasing order."""
-    x = np.ascontiguousarray(np.asarray(values, dtype=np.float64).T)    # (S, N): run columns contiguous
+    x = np.ascontiguousarray(np.asarray(values, dtype=np.float64).T)  # (S, N): run columns contiguous
     ufunc = {"sum": np.add, "fmax": np.fmax}[op]
     out = np.empty((len(members), x.shape[1]))
     for j, prev, run in _plan(members):

@@ -9,6 +9,7 @@ so every gold character of a span is credited exactly once, to the highest-ranke
 Computed with elementary segments: per span, the clipped intervals' endpoints cut the span into
 segments; each segment is credited to the first (highest-ranked) clipped interval containing it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,9 @@ import numpy as np
 from udfs.ragged import Ragged, RaggedLike, as_ragged, check_same_shape, ragged_arange
 
 
-def coverage_inputs(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
-                    span_ends: RaggedLike) -> tuple[Ragged, Ragged, Ragged, Ragged]:
+def coverage_inputs(
+    chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike, span_ends: RaggedLike
+) -> tuple[Ragged, Ragged, Ragged, Ragged]:
     """Validated ragged chunk and gold-span offsets: starts/ends of equal shape, one span list per
     ranking, every span non-empty (:func:`check_spans`)."""
     cs, ce = as_ragged(chunk_starts, np.int64, "chunk starts"), as_ragged(chunk_ends, np.int64, "chunk ends")
@@ -42,8 +44,9 @@ def check_spans(spans_start: Ragged, spans_end: Ragged) -> None:
         raise ValueError(f"row {int(np.argmax(empty))}: no gold spans (exclude such queries before scoring)")
 
 
-def first_cover(iv_start: Ragged, iv_end: Ragged, sp_start: Ragged, sp_end: Ragged
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def first_cover(
+    iv_start: Ragged, iv_end: Ragged, sp_start: Ragged, sp_end: Ragged
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """New coverage of every (interval, span) pair of the same row that overlaps.
 
     Intervals are taken in their flat order (rank order within each row). Returns
@@ -57,8 +60,9 @@ def first_cover(iv_start: Ragged, iv_end: Ragged, sp_start: Ragged, sp_end: Ragg
     for j in range(int(n_sp.max()) if len(n_sp) else 0):
         has = np.flatnonzero(n_sp[iv_row] > j)
         sp = first_sp[iv_row[has]] + j
-        hit[has] |= (np.minimum(iv_end.values[has], sp_end.values[sp])
-                     > np.maximum(iv_start.values[has], sp_start.values[sp]))
+        hit[has] |= np.minimum(iv_end.values[has], sp_end.values[sp]) > np.maximum(
+            iv_start.values[has], sp_start.values[sp]
+        )
     cand = np.flatnonzero(hit)
     reps = n_sp[iv_row[cand]]
     pair_iv = np.repeat(cand, reps)
@@ -116,7 +120,7 @@ def merge_spans(sp_start: Ragged, sp_end: Ragged) -> tuple[Ragged, Ragged]:
     if len(s) == 0:
         return sp_start, sp_end
     base = int(max(e.max(), 0)) + 1
-    shifted = e + row * base                       # cumulative max never leaks across rows
+    shifted = e + row * base  # cumulative max never leaks across rows
     prev_max = np.maximum.accumulate(shifted)
     starts_new = np.ones(len(s), dtype=bool)
     starts_new[1:] = (row[1:] != row[:-1]) | (s[1:] + row[1:] * base > prev_max[:-1])

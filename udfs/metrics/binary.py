@@ -7,6 +7,7 @@
 
 Identical to ranx ``mrr`` / ``ndcg@k`` with qrels = the pool's relevant chunks (gain 1).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,10 @@ def ndcg_binary(relevant: RaggedLike, n_relevant, k: int = 10) -> np.ndarray:
     retrieved = np.bincount(rel.row_ids, weights=rel.values, minlength=rel.n_rows)
     if (retrieved > n_rel).any():
         row = int(np.argmax(retrieved > n_rel))
-        raise ValueError(f"row {row}: more relevant items retrieved than the pool holds ({n_rel[row]}); "
-                         "does the ranking list an item twice?")
+        raise ValueError(
+            f"row {row}: more relevant items retrieved than the pool holds ({n_rel[row]}); "
+            "does the ranking list an item twice?"
+        )
     dcg = np.bincount(rel.row_ids, weights=rel.values * discounts(rel.positions), minlength=rel.n_rows)
     ideal = np.concatenate([[0.0], np.cumsum(discounts(np.arange(k)))])
     idcg = ideal[np.minimum(n_rel, k)]

@@ -18,6 +18,7 @@ the greedy ideal is not guaranteed optimal.
 Worked example (one 100-char span): chunks [0,60) then [40,100) -> gains 0.6, 0.4 ->
 DCG = 0.6 + 0.4/log2(3) = 0.852 = IDCG, score 1.0; with a chunk [0,100) in the pool IDCG = 1.0.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,23 +27,31 @@ from udfs.metrics._coverage import coverage_inputs, discounts, first_cover
 from udfs.ragged import Ragged, RaggedLike, truncate
 
 
-def cov_dcg(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
-            span_ends: RaggedLike, k: int = 10) -> np.ndarray:
+def cov_dcg(
+    chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike, span_ends: RaggedLike, k: int = 10
+) -> np.ndarray:
     """DCG@k of each row's ranking with coverage gains (see module docstring); float64 per row."""
     cs, ce, ss, se = coverage_inputs(chunk_starts, chunk_ends, span_starts, span_ends)
     return _dcg(truncate(cs, k), truncate(ce, k), ss, se)
 
 
-def cov_idcg(pool_starts: RaggedLike, pool_ends: RaggedLike, span_starts: RaggedLike,
-             span_ends: RaggedLike, k: int = 10) -> np.ndarray:
+def cov_idcg(
+    pool_starts: RaggedLike, pool_ends: RaggedLike, span_starts: RaggedLike, span_ends: RaggedLike, k: int = 10
+) -> np.ndarray:
     """IDCG@k: DCG of the greedy maximum-marginal-coverage ordering of each row's chunk pool."""
     ps, pe, ss, se = coverage_inputs(pool_starts, pool_ends, span_starts, span_ends)
     return _greedy_idcg(ps, pe, ss, se, k)
 
 
-def cov_ndcg(chunk_starts: RaggedLike, chunk_ends: RaggedLike, span_starts: RaggedLike,
-             span_ends: RaggedLike, pool_starts: RaggedLike, pool_ends: RaggedLike,
-             k: int = 10) -> np.ndarray:
+def cov_ndcg(
+    chunk_starts: RaggedLike,
+    chunk_ends: RaggedLike,
+    span_starts: RaggedLike,
+    span_ends: RaggedLike,
+    pool_starts: RaggedLike,
+    pool_ends: RaggedLike,
+    k: int = 10,
+) -> np.ndarray:
     """cov-nDCG@k per row = min(1, DCG@k / IDCG@k), 0 when IDCG@k = 0."""
     dcg = cov_dcg(chunk_starts, chunk_ends, span_starts, span_ends, k)
     idcg = cov_idcg(pool_starts, pool_ends, span_starts, span_ends, k)
@@ -91,9 +100,9 @@ def _greedy_idcg(ps: Ragged, pe: Ragged, ss: Ragged, se: Ragged, k: int) -> np.n
 def _greedy_idcg_row(ps: Ragged, pe: Ragged, ss: Ragged, se: Ragged, r: int, k: int) -> float:
     """Greedy ideal for one row whose pool overlaps itself: marginal gains recomputed each step
     from per-span uncovered-character prefix sums (vectorized over candidate chunks)."""
-    a = ps.values[ps.offsets[r]:ps.offsets[r + 1]]
-    b = pe.values[pe.offsets[r]:pe.offsets[r + 1]]
-    spans = list(zip(ss.values[ss.offsets[r]:ss.offsets[r + 1]], se.values[se.offsets[r]:se.offsets[r + 1]]))
+    a = ps.values[ps.offsets[r] : ps.offsets[r + 1]]
+    b = pe.values[pe.offsets[r] : pe.offsets[r + 1]]
+    spans = list(zip(ss.values[ss.offsets[r] : ss.offsets[r + 1]], se.values[se.offsets[r] : se.offsets[r + 1]]))
     uncovered = [np.ones(int(e - s), dtype=bool) for s, e in spans]
     total = 0.0
     for step in range(k):

@@ -10,6 +10,7 @@ values themselves (ranx ``ndcg``, Järvelin & Kekäläinen):
     nDCG@k = Σ_{i<=k} g_i / log2(i+1)  /  Σ_{i<=k} g*_i / log2(i+1),  g* = judged gains sorted descending
     MRR@k  = 1 / rank of the first relevant document within the top k, else 0
 """
+
 from __future__ import annotations
 
 import numpy as np

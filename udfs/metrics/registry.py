@@ -14,6 +14,7 @@ names are the papers' and are never renamed.
 Reading the registry imports neither DuckDB nor NumPy (only :func:`warehouse.paths.seed_rows`); resolving a
 kernel (:meth:`Metric.kernel_function`, :meth:`Metric.ranks_function`) imports its module.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -58,12 +59,29 @@ def metric_registry() -> tuple[Metric, ...]:
     path, rows = seed_rows("metric_registry")
     out = []
     for n, r in enumerate(rows, 2):
-        if (r.get("level") not in LEVELS or not r.get("metric") or "::" not in (r.get("kernel") or "")
-                or not r.get("sql_function") or (r.get("ranks_kernel") and "::" not in r["ranks_kernel"])):
-            raise ValueError(f"{path}: line {n}: level must be one of {', '.join(LEVELS)}, metric and sql_function "
-                             f"non-empty, kernel (and ranks_kernel where given) 'file.py::function': {r}")
-        out.append(Metric(r["metric"], r["level"], r["kernel"], r["sql_function"], r["ranks_kernel"] or None,
-                          r["ir_measures"] or None, r["alias"], r["description"]))
+        if (
+            r.get("level") not in LEVELS
+            or not r.get("metric")
+            or "::" not in (r.get("kernel") or "")
+            or not r.get("sql_function")
+            or (r.get("ranks_kernel") and "::" not in r["ranks_kernel"])
+        ):
+            raise ValueError(
+                f"{path}: line {n}: level must be one of {', '.join(LEVELS)}, metric and sql_function "
+                f"non-empty, kernel (and ranks_kernel where given) 'file.py::function': {r}"
+            )
+        out.append(
+            Metric(
+                r["metric"],
+                r["level"],
+                r["kernel"],
+                r["sql_function"],
+                r["ranks_kernel"] or None,
+                r["ir_measures"] or None,
+                r["alias"],
+                r["description"],
+            )
+        )
     return tuple(out)
 
 

@@ -13,6 +13,7 @@ which are exactly :mod:`udfs.metrics.doc_level` (and ranx) with binary gains. Ex
 documents at ranks 2 and 12, k = 10: HIT 1, R@10 0.5, nDCG@10 = (1/log2 3) / (1 + 1/log2 3) = 0.3869,
 MRR@10 0.5.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,7 +21,9 @@ import numpy as np
 from udfs.metrics._coverage import discounts
 
 
-def metrics_from_ranks(ranks: np.ndarray, row: np.ndarray, n_relevant: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
+def metrics_from_ranks(
+    ranks: np.ndarray, row: np.ndarray, n_relevant: np.ndarray, k: int = 10
+) -> dict[str, np.ndarray]:
     """(T, M) ranks of relevant documents (+inf = not retrieved), ``row`` (T,) the ranking each belongs
     to (sorted, in 0..n_rows-1), ``n_relevant`` (n_rows,) R per ranking -> name -> (n_rows, M) scores
     named ``HIT@k``, ``R@k``, ``nDCG@k``, ``MRR@k``. A ranking with R = 0 is an error."""
@@ -47,5 +50,9 @@ def metrics_from_ranks(ranks: np.ndarray, row: np.ndarray, n_relevant: np.ndarra
         dcg[present] = np.add.reduceat(gain, starts, axis=0)
         best[present] = np.maximum.reduceat(recip, starts, axis=0)
     ideal = np.concatenate([[0.0], np.cumsum(discounts(np.arange(k)))])[np.minimum(n_rel, k)]
-    return {f"HIT@{k}": (found > 0).astype(np.float64), f"R@{k}": found / n_rel[:, None],
-            f"nDCG@{k}": dcg / ideal[:, None], f"MRR@{k}": best}
+    return {
+        f"HIT@{k}": (found > 0).astype(np.float64),
+        f"R@{k}": found / n_rel[:, None],
+        f"nDCG@{k}": dcg / ideal[:, None],
+        f"MRR@{k}": best,
+    }

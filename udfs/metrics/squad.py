@@ -19,6 +19,7 @@ when a normalized gold answer occurs in the normalized passage as a whole-token 
 (:func:`contains_answer`: ``" " + answer + " "`` in ``" " + passage + " "``, the string form of DPR's
 ``has_answer`` on SQuAD-normalized text).
 """
+
 from __future__ import annotations
 
 import re

@@ -9,6 +9,7 @@ would exceed it ends the context (no skipping ahead to smaller chunks):
 
 Units: tokens of the configured tokenizer; characters of the document text.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,14 @@ from udfs.metrics._coverage import coverage_inputs, first_cover, merge_spans
 from udfs.ragged import Ragged, RaggedLike, as_ragged, check_same_shape
 
 
-def token_budget_coverage(chunk_starts: RaggedLike, chunk_ends: RaggedLike, chunk_tokens: RaggedLike,
-                          span_starts: RaggedLike, span_ends: RaggedLike, budget: int) -> np.ndarray:
+def token_budget_coverage(
+    chunk_starts: RaggedLike,
+    chunk_ends: RaggedLike,
+    chunk_tokens: RaggedLike,
+    span_starts: RaggedLike,
+    span_ends: RaggedLike,
+    budget: int,
+) -> np.ndarray:
     """TBC@budget per row (see module docstring)."""
     if budget < 0:
         raise ValueError(f"budget must be >= 0, got {budget}")
@@ -27,8 +34,10 @@ def token_budget_coverage(chunk_starts: RaggedLike, chunk_ends: RaggedLike, chun
     check_same_shape(cs, tok, "chunk starts/tokens")
     if (tok.values < 0).any():
         raise ValueError("negative token count")
-    running = np.cumsum(tok.values) - np.repeat(np.concatenate([[0], np.cumsum(tok.values)])[tok.offsets[:-1]], tok.lengths)
-    keep = running <= budget                      # a prefix of every row (tokens are >= 0)
+    running = np.cumsum(tok.values) - np.repeat(
+        np.concatenate([[0], np.cumsum(tok.values)])[tok.offsets[:-1]], tok.lengths
+    )
+    keep = running <= budget  # a prefix of every row (tokens are >= 0)
     n_keep = np.bincount(cs.row_ids[keep], minlength=cs.n_rows)
     offsets = np.concatenate([[0], np.cumsum(n_keep)]).astype(np.int64)
     ks, ke = Ragged(cs.values[keep], offsets), Ragged(ce.values[keep], offsets)

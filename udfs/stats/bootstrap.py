@@ -26,6 +26,7 @@ random numbers), which gives each exactly what a call on its own with the same s
 for studies that resample queries): the n units in the order given draw exactly as n clusters that
 sort in that order, δ*_b = Σ_i c_bi · v_i / n; problems of equal length share the draws.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,14 +50,16 @@ class BootstrapResult:
     n_far: int = 0  # replicates on the far side of zero (module doc); p = min(1, 2 * n_far / B)
 
 
-def cluster_bootstrap(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000,
-                      seed: int = 0) -> BootstrapResult:
+def cluster_bootstrap(
+    values: Sequence[float], clusters: Sequence, n_boot: int = 10_000, seed: int = 0
+) -> BootstrapResult:
     """Clustered bootstrap of the mean of ``values`` (one per query), ``clusters`` its document ids."""
     return cluster_bootstrap_many([values], [clusters], n_boot, seed)[0]
 
 
-def cluster_bootstrap_many(values: Sequence[Sequence[float]], clusters: Sequence[Sequence],
-                           n_boot: int = 10_000, seed: int = 0) -> list[BootstrapResult]:
+def cluster_bootstrap_many(
+    values: Sequence[Sequence[float]], clusters: Sequence[Sequence], n_boot: int = 10_000, seed: int = 0
+) -> list[BootstrapResult]:
     """:func:`cluster_bootstrap` for many problems at once; problems over the same document set
     share one draw of the resampling counts (identical to separate calls with the same seed)."""
     if len(values) != len(clusters):
@@ -97,8 +100,9 @@ def paired_bootstrap(values: Sequence[float], n_boot: int = 10_000, seed: int = 
     return paired_bootstrap_many([values], n_boot, seed)[0]
 
 
-def paired_bootstrap_many(values: Sequence[Sequence[float]], n_boot: int = 10_000,
-                          seed: int = 0) -> list[BootstrapResult]:
+def paired_bootstrap_many(
+    values: Sequence[Sequence[float]], n_boot: int = 10_000, seed: int = 0
+) -> list[BootstrapResult]:
     """:func:`paired_bootstrap` for many problems; problems of equal length share one draw."""
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
@@ -118,7 +122,7 @@ def paired_bootstrap_many(values: Sequence[Sequence[float]], n_boot: int = 10_00
         values_n = np.column_stack([arrays[i] for i in idx])
         reps = np.empty((n_boot, len(idx)))
         for b0, counts in _unit_counts(n, n_boot, seed):
-            reps[b0:b0 + len(counts)] = (counts.astype(np.float64) @ values_n) / n
+            reps[b0 : b0 + len(counts)] = (counts.astype(np.float64) @ values_n) / n
         for i, r in zip(idx, _summarize_columns(values_n.mean(axis=0), reps, n, np.abs(values_n).max(axis=0))):
             results[i] = r
     return results  # type: ignore[return-value]
@@ -137,7 +141,7 @@ def _unit_counts(n: int, n_boot: int, seed: int) -> tuple[tuple[int, np.ndarray]
     the draws of :func:`_replicate_means` for n units. Cached (read-only, uint16 where n allows): many
     calls with the same (n, B, seed), such as a UDF called once per metric column, draw once."""
     rng = np.random.default_rng(seed)
-    dtype = np.uint16 if n < 2 ** 16 else np.int64
+    dtype = np.uint16 if n < 2**16 else np.int64
     blocks = []
     for b0 in range(0, n_boot, _BLOCK):
         nb = min(_BLOCK, n_boot - b0)
@@ -149,13 +153,13 @@ def _unit_counts(n: int, n_boot: int, seed: int) -> tuple[tuple[int, np.ndarray]
     return tuple(blocks)
 
 
-def replicate_means(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000,
-                    seed: int = 0) -> np.ndarray:
+def replicate_means(values: Sequence[float], clusters: Sequence, n_boot: int = 10_000, seed: int = 0) -> np.ndarray:
     """The B replicate means δ*_b themselves (for checks and MDE)."""
     v = np.asarray(values, dtype=np.float64)
     labels, inv = np.unique(np.asarray(clusters), return_inverse=True)
-    stats = np.column_stack([np.bincount(inv, weights=v, minlength=len(labels)),
-                             np.bincount(inv, minlength=len(labels)).astype(np.float64)])
+    stats = np.column_stack(
+        [np.bincount(inv, weights=v, minlength=len(labels)), np.bincount(inv, minlength=len(labels)).astype(np.float64)]
+    )
     return _replicate_means(stats, len(labels), n_boot, seed)[:, 0]
 
 
@@ -169,7 +173,7 @@ def _replicate_means(stats: np.ndarray, n_c: int, n_boot: int, seed: int) -> np.
         draws += (np.arange(nb, dtype=draws.dtype) * n_c)[:, None]
         counts = np.bincount(draws.ravel(), minlength=nb * n_c).reshape(nb, n_c).astype(np.float64)
         acc = counts @ stats
-        out[b0:b0 + nb] = acc[:, 0::2] / acc[:, 1::2]
+        out[b0 : b0 + nb] = acc[:, 0::2] / acc[:, 1::2]
     return out
 
 
@@ -181,8 +185,10 @@ def _summarize_columns(estimates: np.ndarray, reps: np.ndarray, n: int, scales: 
     above = ((reps > 0) | zero).mean(axis=0)
     p = np.minimum(1.0, 2.0 * np.minimum(below, above))
     se = reps.std(axis=0, ddof=1) if len(reps) > 1 else np.full(reps.shape[1], np.nan)
-    return [BootstrapResult(float(e), float(a), float(b), float(q), float(d), n, n)
-            for e, a, b, q, d in zip(estimates, lo, hi, p, se)]
+    return [
+        BootstrapResult(float(e), float(a), float(b), float(q), float(d), n, n)
+        for e, a, b, q, d in zip(estimates, lo, hi, p, se)
+    ]
 
 
 def _summarize(estimate: float, reps: np.ndarray, n: int, n_c: int, scale: float) -> BootstrapResult:

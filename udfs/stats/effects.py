@@ -12,6 +12,7 @@ normal approximation of the estimator's sampling distribution:
 
 Units: those of the metric (e.g. cov-nDCG@10 points on the 0..1 scale).
 """
+
 from __future__ import annotations
 
 from typing import Sequence

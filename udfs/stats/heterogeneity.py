@@ -24,6 +24,7 @@ the bootstrap the contrast itself uses, needs no normality of the deltas (bounde
 0, skewed), and resamples documents, not slices, so it stays valid when a document's queries fall in
 several slices (a query label). docs/slicing.md says why this test and not the mixed model.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,23 +37,29 @@ from udfs.stats.bootstrap import resampling_counts
 
 @dataclass(frozen=True)
 class HeterogeneityResult:
-    statistic: float   # Q (metric units squared)
-    p_value: float     # n_exceed / B
-    n_exceed: int      # replicates with Q* >= Q
-    n_slices: int      # G
-    n: int             # queries
-    n_clusters: int    # documents
+    statistic: float  # Q (metric units squared)
+    p_value: float  # n_exceed / B
+    n_exceed: int  # replicates with Q* >= Q
+    n_slices: int  # G
+    n: int  # queries
+    n_clusters: int  # documents
 
 
-def slice_heterogeneity(values: Sequence[float], clusters: Sequence, groups: Sequence, n_boot: int = 10_000,
-                        seed: int = 0) -> HeterogeneityResult:
+def slice_heterogeneity(
+    values: Sequence[float], clusters: Sequence, groups: Sequence, n_boot: int = 10_000, seed: int = 0
+) -> HeterogeneityResult:
     """The heterogeneity test of the module doc: ``values`` the paired deltas, ``clusters`` their documents,
     ``groups`` their slices (the label's value). Fewer than two slices: statistic 0, p NaN."""
     return slice_heterogeneity_many([values], [clusters], [groups], n_boot, seed)[0]
 
 
-def slice_heterogeneity_many(values: Sequence[Sequence[float]], clusters: Sequence[Sequence], groups: Sequence[Sequence],
-                             n_boot: int = 10_000, seed: int = 0) -> list[HeterogeneityResult]:
+def slice_heterogeneity_many(
+    values: Sequence[Sequence[float]],
+    clusters: Sequence[Sequence],
+    groups: Sequence[Sequence],
+    n_boot: int = 10_000,
+    seed: int = 0,
+) -> list[HeterogeneityResult]:
     """:func:`slice_heterogeneity` for many tests; tests over the same documents share one matrix product per
     block of replicates (identical to separate calls: the draws depend only on the documents, B and seed)."""
     if not (len(values) == len(clusters) == len(groups)):
@@ -78,7 +85,7 @@ def slice_heterogeneity_many(values: Sequence[Sequence[float]], clusters: Sequen
         size = np.bincount(g_inv, minlength=n_g).astype(np.float64)
         means = np.bincount(g_inv, weights=v, minlength=n_g) / size
         q = _spread(means[None, :], size[None, :])[0]
-        cell = d_inv * n_g + g_inv                        # (document, slice) -> flat index
+        cell = d_inv * n_g + g_inv  # (document, slice) -> flat index
         sums = np.bincount(cell, weights=v - means[g_inv], minlength=n_c * n_g).reshape(n_c, n_g)
         counts = np.bincount(cell, minlength=n_c * n_g).reshape(n_c, n_g).astype(np.float64)
         tol = 1e-12 * max(q, float(np.abs(v).max()) ** 2)
@@ -90,7 +97,7 @@ def slice_heterogeneity_many(values: Sequence[Sequence[float]], clusters: Sequen
         for _, draw in resampling_counts(len(docs), n_boot, seed):
             acc = draw.astype(np.float64) @ stats
             for k, (_, q, tol, n_g, _, _) in enumerate(tests):
-                r_sum, r_n = acc[:, starts[k]:starts[k] + n_g], acc[:, starts[k] + n_g:starts[k + 1]]
+                r_sum, r_n = acc[:, starts[k] : starts[k] + n_g], acc[:, starts[k] + n_g : starts[k + 1]]
                 with np.errstate(invalid="ignore", divide="ignore"):
                     m_star = np.where(r_n > 0, r_sum / r_n, 0.0)
                 exceed[k] += int(np.count_nonzero(_spread(m_star, r_n) >= q - tol))

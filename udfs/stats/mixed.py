@@ -5,6 +5,7 @@
 fitted by REML with statsmodels ``MixedLM`` (score ~ condition, groups = document). Reported: β1 (the
 treatment - control difference in metric units), its standard error, Wald z, two-sided p and 95% CI.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -43,17 +44,37 @@ def mixedlm_contrast(scores: Sequence[float], treatment: Sequence[bool], groups:
         warnings.simplefilter("ignore")
         fit = MixedLM(y, exog, groups=g).fit(reml=True)
     lo, hi = fit.conf_int(alpha=0.05)[1]
-    return MixedResult(float(fit.fe_params[1]), float(fit.bse_fe[1]), float(fit.tvalues[1]),
-                       float(fit.pvalues[1]), float(lo), float(hi), len(y), len(np.unique(g)),
-                       bool(fit.converged))
+    return MixedResult(
+        float(fit.fe_params[1]),
+        float(fit.bse_fe[1]),
+        float(fit.tvalues[1]),
+        float(fit.pvalues[1]),
+        float(lo),
+        float(hi),
+        len(y),
+        len(np.unique(g)),
+        bool(fit.converged),
+    )
 
 
-MIXED_SCHEMA = pa.schema([
-    ("contrast", pa.string()), ("corpus", pa.string()), ("embedder", pa.string()), ("reranker", pa.string()),
-    ("metric", pa.string()), ("coef", pa.float64()), ("se", pa.float64()), ("z", pa.float64()),
-    ("p_value", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n_obs", pa.int64()),
-    ("n_groups", pa.int64()), ("converged", pa.bool_()),
-])
+MIXED_SCHEMA = pa.schema(
+    [
+        ("contrast", pa.string()),
+        ("corpus", pa.string()),
+        ("embedder", pa.string()),
+        ("reranker", pa.string()),
+        ("metric", pa.string()),
+        ("coef", pa.float64()),
+        ("se", pa.float64()),
+        ("z", pa.float64()),
+        ("p_value", pa.float64()),
+        ("ci_low", pa.float64()),
+        ("ci_high", pa.float64()),
+        ("n_obs", pa.int64()),
+        ("n_groups", pa.int64()),
+        ("converged", pa.bool_()),
+    ]
+)
 
 _KEYS = ("contrast", "corpus", "embedder", "reranker", "metric")
 
@@ -73,8 +94,10 @@ def mixedlm_table(deltas: pa.Table) -> pa.Table:
             groups.setdefault(k, []).append(i)
         for key in sorted(groups):
             idx = np.asarray(groups[key])
-            res = mixedlm_contrast(np.concatenate([tv[idx], cv[idx]]),
-                                   np.concatenate([np.ones(len(idx), bool), np.zeros(len(idx), bool)]),
-                                   np.concatenate([cluster[idx], cluster[idx]]).astype(str))
+            res = mixedlm_contrast(
+                np.concatenate([tv[idx], cv[idx]]),
+                np.concatenate([np.ones(len(idx), bool), np.zeros(len(idx), bool)]),
+                np.concatenate([cluster[idx], cluster[idx]]).astype(str),
+            )
             rows.append({**dict(zip(_KEYS, key)), **res.__dict__})
     return pa.Table.from_pylist(rows, schema=MIXED_SCHEMA)

@@ -7,6 +7,7 @@ With the m p-values sorted ascending p_(1) <= ... <= p_(m):
 and each adjusted value returned in the input order (equals statsmodels
 ``multipletests(method="holm")``).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -35,7 +36,7 @@ def _holm_ragged(r: Ragged) -> np.ndarray:
     row = r.row_ids
     m = r.lengths[row].astype(np.float64)
     o = np.lexsort((p, row))
-    rank = r.positions                              # 0-based rank j-1 in the sorted order
+    rank = r.positions  # 0-based rank j-1 in the sorted order
     scaled = np.minimum(1.0, (m[o] - rank) * p[o])
     # Running max within each family: offset rows so the cumulative max never crosses a family.
     stepped = np.maximum.accumulate(scaled + row[o] * 2.0) - row[o] * 2.0

@@ -26,6 +26,7 @@ Funnel stages (``funnel(corpus, stage, reason, n)``; every stage has ``input`` a
   ``empty``, ``table_figure``, ``unmatched`` (quarantined), ``duplicate_span``; ``kept`` = evidence rows.
 * ``evidence_match`` (*shares*, no ``input``) -- kept spans per method: ``exact``, ``fuzzy``, ``section``.
 """
+
 from __future__ import annotations
 
 import time
@@ -64,19 +65,26 @@ QUARANTINE_STAGES = ("records", "papers", "questions", "evidence")
 class _Columns:
     """Column-wise rows of every table this job loads."""
 
-    documents: dict[str, list] = field(default_factory=lambda: _cols(
-        "doc_id corpus title text topic_bucket split source_file"))
+    documents: dict[str, list] = field(
+        default_factory=lambda: _cols("doc_id corpus title text topic_bucket split source_file")
+    )
     paragraphs: dict[str, list] = field(default_factory=lambda: _cols("doc_id para_idx char_start char_end"))
-    sections: dict[str, list] = field(default_factory=lambda: _cols(
-        "structure doc_id section_idx parent_idx level title para_start para_end char_start char_end"))
+    sections: dict[str, list] = field(
+        default_factory=lambda: _cols(
+            "structure doc_id section_idx parent_idx level title para_start para_end char_start char_end"
+        )
+    )
     queries: dict[str, list] = field(default_factory=lambda: _cols("query_id doc_id corpus text query_type"))
-    evidence: dict[str, list] = field(default_factory=lambda: _cols(
-        "query_id span_idx doc_id char_start char_end match_method"))
+    evidence: dict[str, list] = field(
+        default_factory=lambda: _cols("query_id span_idx doc_id char_start char_end match_method")
+    )
     quarantine: dict[str, list] = field(default_factory=lambda: _cols("corpus source_file record_id stage reason"))
 
 
-_SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
-    'documents', 'paragraphs', 'sections', 'queries', 'evidence', 'quarantine', 'funnel')}
+_SCHEMAS: dict[str, pa.Schema] = {
+    name: arrow_schema(name)
+    for name in ("documents", "paragraphs", "sections", "queries", "evidence", "quarantine", "funnel")
+}
 
 
 @dataclass
@@ -87,8 +95,12 @@ class QasperTables:
     funnel: dict[str, Counter]
 
 
-def build_qasper(files: list[Path], corpus: str = "qasper", limit: int | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> QasperTables:
+def build_qasper(
+    files: list[Path],
+    corpus: str = "qasper",
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> QasperTables:
     """Read, merge, flatten, verify and judge: the rows of every table, nothing written.
 
     ``limit`` keeps the first N merged papers in sorted paper-id order. ``progress(done, total)`` is
@@ -102,9 +114,16 @@ def build_qasper(files: list[Path], corpus: str = "qasper", limit: int | None = 
     out = _Columns()
     for conflict in conflicts:
         for src in conflict.source_files:
-            _append(out.quarantine, corpus=corpus, source_file=src, record_id=conflict.paper_id, stage="records",
-                    reason="conflicting_duplicate: the records of this paper id differ between "
-                           + ", ".join(conflict.source_files) + " (load one version)")
+            _append(
+                out.quarantine,
+                corpus=corpus,
+                source_file=src,
+                record_id=conflict.paper_id,
+                stage="records",
+                reason="conflicting_duplicate: the records of this paper id differ between "
+                + ", ".join(conflict.source_files)
+                + " (load one version)",
+            )
     selected = merged if limit is None else merged[:limit]
     funnel["papers"].update(input=len(merged), beyond_limit=len(merged) - len(selected))
     seen_questions: set[str] = set()
@@ -117,16 +136,26 @@ def build_qasper(files: list[Path], corpus: str = "qasper", limit: int | None = 
     funnel["section_names"]["kept"] = funnel["section_names"]["input"]
     funnel["headings"]["kept"] = len(out.sections["doc_id"])
     funnel["questions"]["kept"] = len(out.queries["query_id"])
-    tables = {name: pa.Table.from_pydict(getattr(out, name), schema=_SCHEMAS[name])
-              for name in ("documents", "paragraphs", "sections", "queries", "evidence", "quarantine")}
-    rows = [(corpus, stage, reason, int(funnel[stage][reason])) for stage, reasons in STAGES.items() for reason in reasons]
+    tables = {
+        name: pa.Table.from_pydict(getattr(out, name), schema=_SCHEMAS[name])
+        for name in ("documents", "paragraphs", "sections", "queries", "evidence", "quarantine")
+    }
+    rows = [
+        (corpus, stage, reason, int(funnel[stage][reason])) for stage, reasons in STAGES.items() for reason in reasons
+    ]
     tables["funnel"] = pa.Table.from_pylist(
-        [dict(zip(("corpus", "stage", "reason", "n"), r)) for r in rows], schema=_SCHEMAS["funnel"])
+        [dict(zip(("corpus", "stage", "reason", "n"), r)) for r in rows], schema=_SCHEMAS["funnel"]
+    )
     return QasperTables(tables, funnel)
 
 
-def load_qasper(con: duckdb.DuckDBPyConnection, files: list[Path], corpus: str = "qasper",
-                limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
+def load_qasper(
+    con: duckdb.DuckDBPyConnection,
+    files: list[Path],
+    corpus: str = "qasper",
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """Build the corpus from ``files`` (see :func:`build_qasper`) and replace its rows in the warehouse
     in one transaction (refused with :func:`ingest.errors.no_documents` when no paper is left).
     Returns a summary: counts per table, the funnel, match-method shares (share = n_method /
@@ -164,8 +193,9 @@ def summarize(built: QasperTables, corpus: str, files: list[Path], seconds: floa
     }
 
 
-def _add_paper(sp: SourcedPaper, corpus: str, out: _Columns, funnel: dict[str, Counter],
-               seen_questions: set[str]) -> None:
+def _add_paper(
+    sp: SourcedPaper, corpus: str, out: _Columns, funnel: dict[str, Counter], seen_questions: set[str]
+) -> None:
     paper = sp.paper
     doc_id = f"{corpus}/{paper.paper_id}"
     source = "; ".join(sp.source_files)
@@ -182,24 +212,47 @@ def _add_paper(sp: SourcedPaper, corpus: str, out: _Columns, funnel: dict[str, C
         reason = "verification_failed: " + "; ".join(violations) if violations else None
     if reason is not None:
         funnel["papers"][reason.split(":")[0]] += 1
-        _append(out.quarantine, corpus=corpus, source_file=source, record_id=paper.paper_id, stage="papers",
-                reason=reason)
+        _append(
+            out.quarantine, corpus=corpus, source_file=source, record_id=paper.paper_id, stage="papers", reason=reason
+        )
         funnel["questions"].update(input=len(paper.questions), paper_quarantined=len(paper.questions))
         return
 
     c = flat.counts
     funnel["paragraphs"].update(input=c.paragraphs_input, empty=c.empty_paragraphs)
-    funnel["section_names"].update(input=c.entries, null_section_name=c.null_section_name,
-                                   empty_section_name=c.empty_section_name, depth_clamped=c.depth_clamped)
+    funnel["section_names"].update(
+        input=c.entries,
+        null_section_name=c.null_section_name,
+        empty_section_name=c.empty_section_name,
+        depth_clamped=c.depth_clamped,
+    )
     funnel["headings"].update(input=len(flat.headings), no_paragraphs=len(dropped))
-    _append(out.documents, doc_id=doc_id, corpus=corpus, title=flat.title, text=flat.text, topic_bucket=None,
-            split=sp.split, source_file=source)
+    _append(
+        out.documents,
+        doc_id=doc_id,
+        corpus=corpus,
+        title=flat.title,
+        text=flat.text,
+        topic_bucket=None,
+        split=sp.split,
+        source_file=source,
+    )
     for i, (s, e) in enumerate(flat.para_offsets):
         _append(out.paragraphs, doc_id=doc_id, para_idx=i, char_start=s, char_end=e)
     for r in rows:
-        _append(out.sections, structure=STRUCTURE, doc_id=doc_id, section_idx=r.section_idx,
-                parent_idx=r.parent_idx, level=r.level, title=r.title, para_start=r.para_start,
-                para_end=r.para_end, char_start=r.char_start, char_end=r.char_end)
+        _append(
+            out.sections,
+            structure=STRUCTURE,
+            doc_id=doc_id,
+            section_idx=r.section_idx,
+            parent_idx=r.parent_idx,
+            level=r.level,
+            title=r.title,
+            para_start=r.para_start,
+            para_end=r.para_end,
+            char_start=r.char_start,
+            char_end=r.char_end,
+        )
 
     dropped_set = set(dropped)
     row_paths = [path for i, path in enumerate(flat.paths) if i not in dropped_set]
@@ -209,25 +262,50 @@ def _add_paper(sp: SourcedPaper, corpus: str, out: _Columns, funnel: dict[str, C
         query_id = f"{corpus}/{q.question_id}"
         if q.question_id in seen_questions:
             funnel["questions"]["duplicate_question_id"] += 1
-            _append(out.quarantine, corpus=corpus, source_file=source, record_id=q.question_id, stage="questions",
-                    reason=f"duplicate_question_id: already read for an earlier paper (this one: {paper.paper_id})")
+            _append(
+                out.quarantine,
+                corpus=corpus,
+                source_file=source,
+                record_id=q.question_id,
+                stage="questions",
+                reason=f"duplicate_question_id: already read for an earlier paper (this one: {paper.paper_id})",
+            )
             continue
         seen_questions.add(q.question_id)
         outcome = judge_question(q, matcher)
         if outcome.evidence_counts is not None:
             funnel["evidence"].update(outcome.evidence_counts)
         for e in outcome.unmatched:
-            _append(out.quarantine, corpus=corpus, source_file=source, record_id=q.question_id, stage="evidence",
-                    reason=f"evidence matches no paragraph or section heading of paper {paper.paper_id}: {e[:120]!r}")
+            _append(
+                out.quarantine,
+                corpus=corpus,
+                source_file=source,
+                record_id=q.question_id,
+                stage="evidence",
+                reason=f"evidence matches no paragraph or section heading of paper {paper.paper_id}: {e[:120]!r}",
+            )
         if outcome.reason is not None:
             funnel["questions"][outcome.reason] += 1
             continue
-        _append(out.queries, query_id=query_id, doc_id=doc_id, corpus=corpus, text=q.text.strip(),
-                query_type=outcome.query_type)
+        _append(
+            out.queries,
+            query_id=query_id,
+            doc_id=doc_id,
+            corpus=corpus,
+            text=q.text.strip(),
+            query_type=outcome.query_type,
+        )
         for k, span in enumerate(outcome.spans):
             funnel["evidence_match"][span.match_method] += 1
-            _append(out.evidence, query_id=query_id, span_idx=k, doc_id=doc_id, char_start=span.char_start,
-                    char_end=span.char_end, match_method=span.match_method)
+            _append(
+                out.evidence,
+                query_id=query_id,
+                span_idx=k,
+                doc_id=doc_id,
+                char_start=span.char_start,
+                char_end=span.char_end,
+                match_method=span.match_method,
+            )
 
 
 def _cols(names: str) -> dict[str, list]:

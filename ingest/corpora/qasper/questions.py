@@ -37,6 +37,7 @@ strings (typically a heading and its only paragraph, both selected) are kept onc
 (``duplicate_span``) with the best method (exact > fuzzy > section); spans are ordered by
 ``(char_start, char_end)``.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -53,13 +54,19 @@ FUZZY_MIN_RATIO = 0.9
 CONTAIN_MIN_COVERAGE = 0.5
 TYPE_ORDER = ("extractive", "abstractive", "boolean")
 METHOD_RANK = {"exact": 0, "fuzzy": 1, "section": 2}
-QUESTION_REASONS = ("empty_question", "unanswerable", "no_evidence", "numeric_only",
-                    "table_figure_evidence_only", "evidence_unmatched")
+QUESTION_REASONS = (
+    "empty_question",
+    "unanswerable",
+    "no_evidence",
+    "numeric_only",
+    "table_figure_evidence_only",
+    "evidence_unmatched",
+)
 
 _NUMBER = re.compile(
-    r"[+\-\u2212\u00b1~\u2248<>]?\s*[$\u20ac\u00a3]?\s*"   # optional sign/approximation and currency
-    r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"                   # 12 / 1,234 / 0.5 / .5 / 1,234.5
-    r"\s*(?:%|percent)?"                                    # optional percent
+    r"[+\-\u2212\u00b1~\u2248<>]?\s*[$\u20ac\u00a3]?\s*"  # optional sign/approximation and currency
+    r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"  # 12 / 1,234 / 0.5 / .5 / 1,234.5
+    r"\s*(?:%|percent)?"  # optional percent
 )
 
 
@@ -123,8 +130,9 @@ class QuestionOutcome:
 class EvidenceMatcher:
     """Maps evidence strings of one document to spans (see the module docstring for the rules)."""
 
-    def __init__(self, text: str, para_offsets: Sequence[tuple[int, int]],
-                 rows: Sequence[SectionRow], row_paths: Sequence[str]):
+    def __init__(
+        self, text: str, para_offsets: Sequence[tuple[int, int]], rows: Sequence[SectionRow], row_paths: Sequence[str]
+    ):
         self.offsets = list(para_offsets)
         self.paras = [text[s:e] for s, e in self.offsets]
         self.exact: dict[str, int] = {}

@@ -18,6 +18,7 @@ Bad input raises :class:`ingest.errors.IngestError` naming the file and the reco
 line number where no id can be read): non-UTF-8 bytes, malformed JSON, a missing field, a field of
 the wrong type, parallel lists of different lengths.
 """
+
 from __future__ import annotations
 
 import json
@@ -96,16 +97,21 @@ def read_papers(path: Path) -> list[Paper]:
     try:
         data = json.loads(content)
     except json.JSONDecodeError as exc:
-        raise IngestError(name, f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})",
-                          "fix or re-download the file") from None
+        raise IngestError(
+            name, f"line {exc.lineno}", f"malformed JSON: {exc.msg} (column {exc.colno})", "fix or re-download the file"
+        ) from None
     if isinstance(data, list):  # a JSON array of HF records
         return [_parse_record(name, f"item {i}", obj, None) for i, obj in enumerate(data)]
     if isinstance(data, dict):
         if "full_text" in data and "id" in data:  # a single HF record
             return [_parse_record(name, str(data["id"]), data, None)]
         return [_parse_record(name, str(pid), obj, str(pid)) for pid, obj in data.items()]
-    raise IngestError(name, None, f"top-level JSON is a {type(data).__name__}, expected an object or a list",
-                      "pass a QASPER v0.3 JSON or an allenai/qasper JSONL file")
+    raise IngestError(
+        name,
+        None,
+        f"top-level JSON is a {type(data).__name__}, expected an object or a list",
+        "pass a QASPER v0.3 JSON or an allenai/qasper JSONL file",
+    )
 
 
 def merge_papers(files: list[Path]) -> tuple[list[SourcedPaper], list[Conflict], dict[str, int]]:
@@ -125,8 +131,12 @@ def merge_papers(files: list[Path]) -> tuple[list[SourcedPaper], list[Conflict],
             n_input += 1
             by_id.setdefault(paper.paper_id, []).append((paper, str(path), split))
         if n_input == n_before:
-            raise IngestError(str(path), None, "no QASPER papers found",
-                              "expected a v0.3 JSON object of papers or allenai/qasper JSONL; nothing was loaded")
+            raise IngestError(
+                str(path),
+                None,
+                "no QASPER papers found",
+                "expected a v0.3 JSON object of papers or allenai/qasper JSONL; nothing was loaded",
+            )
     merged: list[SourcedPaper] = []
     conflicts: list[Conflict] = []
     n_identical = n_conflicting = 0
@@ -140,8 +150,12 @@ def merge_papers(files: list[Path]) -> tuple[list[SourcedPaper], list[Conflict],
         n_identical += len(copies) - 1
         splits = {s for _, _, s in copies if s is not None}
         merged.append(SourcedPaper(copies[0][0], sources, splits.pop() if len(splits) == 1 else None))
-    counts = {"input": n_input, "duplicate_identical": n_identical,
-              "conflicting_duplicate": n_conflicting, "kept": len(merged)}
+    counts = {
+        "input": n_input,
+        "duplicate_identical": n_identical,
+        "conflicting_duplicate": n_conflicting,
+        "kept": len(merged),
+    }
     return merged, conflicts, counts
 
 
@@ -163,8 +177,12 @@ class _Record:
         self.obj = obj
 
     def fail(self, problem: str) -> None:
-        raise IngestError(self.file, self.record, f"{self.where}{problem}",
-                          "the file does not follow the QASPER v0.3 or allenai/qasper layout")
+        raise IngestError(
+            self.file,
+            self.record,
+            f"{self.where}{problem}",
+            "the file does not follow the QASPER v0.3 or allenai/qasper layout",
+        )
 
     def get(self, key: str, *types: type, nullable: bool = False) -> Any:
         if key not in self.obj:
@@ -231,11 +249,13 @@ def _parse_question(q: _Record, *, hf: bool) -> Question:
     answers = []
     for i, obj in enumerate(answer_objs):
         a = q.child(obj, f"answers[{i}].answer")
-        answers.append(Answer(
-            unanswerable=a.get("unanswerable", bool),
-            extractive_spans=a.strings("extractive_spans"),
-            yes_no=a.get("yes_no", bool, nullable=True),
-            free_form_answer=a.get("free_form_answer", str),
-            evidence=a.strings("evidence"),
-        ))
+        answers.append(
+            Answer(
+                unanswerable=a.get("unanswerable", bool),
+                extractive_spans=a.strings("extractive_spans"),
+                yes_no=a.get("yes_no", bool, nullable=True),
+                free_form_answer=a.get("free_form_answer", str),
+                evidence=a.strings("evidence"),
+            )
+        )
     return Question(qid, text, tuple(answers))

@@ -1,4 +1,5 @@
 """The rich summary ``ragwh ingest qasper`` prints from :func:`ingest.corpora.qasper.load.load_qasper`'s result."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -10,8 +11,13 @@ from ingest.corpora.summary_tables import counts_table, funnel_table
 
 def render_summary(summary: dict, console: Console) -> None:
     """Print counts, the funnel per stage, match-method shares and quarantine counts."""
-    console.print(counts_table(f"QASPER -> corpus {escape(repr(summary['corpus']))} ({summary['seconds']:.1f} s)", summary,
-                               ("papers", "sections", "paragraphs", "queries", "evidence_spans")))
+    console.print(
+        counts_table(
+            f"QASPER -> corpus {escape(repr(summary['corpus']))} ({summary['seconds']:.1f} s)",
+            summary,
+            ("papers", "sections", "paragraphs", "queries", "evidence_spans"),
+        )
+    )
     console.print(funnel_table(summary["funnel"]))
 
     shares = Table(title="evidence match method (share of spans)")
@@ -22,7 +28,10 @@ def render_summary(summary: dict, console: Console) -> None:
 
     quarantined = summary["quarantine"]
     if quarantined:
-        console.print("quarantined: " + ", ".join(f"{escape(stage)} {n}" for stage, n in quarantined.items())
-                      + " (see table quarantine)")
+        console.print(
+            "quarantined: "
+            + ", ".join(f"{escape(stage)} {n}" for stage, n in quarantined.items())
+            + " (see table quarantine)"
+        )
     else:
         console.print("quarantined: none")

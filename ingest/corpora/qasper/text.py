@@ -21,6 +21,7 @@ the rest with ``" ::: "`` into the level-4 title (counted ``depth_clamped``). A 
 blank name part becomes the title :data:`UNTITLED` (counted ``null_section_name`` /
 ``empty_section_name``; the entry and its paragraphs are kept).
 """
+
 from __future__ import annotations
 
 import re
@@ -40,12 +41,12 @@ _BLANK_LINE = re.compile(r"\n\s*\n")
 class NameCounts:
     """Per-paper counts of what the builder repaired or skipped (summed into the funnel)."""
 
-    entries: int = 0                 # full_text entries read
-    null_section_name: int = 0       # section_name is null
-    empty_section_name: int = 0      # section_name is blank or has a blank ' ::: ' part
-    depth_clamped: int = 0           # section_name nested deeper than MAX_LEVEL
-    paragraphs_input: int = 0        # source paragraphs, abstract paragraphs included
-    empty_paragraphs: int = 0        # skipped: empty after stripping
+    entries: int = 0  # full_text entries read
+    null_section_name: int = 0  # section_name is null
+    empty_section_name: int = 0  # section_name is blank or has a blank ' ::: ' part
+    depth_clamped: int = 0  # section_name nested deeper than MAX_LEVEL
+    paragraphs_input: int = 0  # source paragraphs, abstract paragraphs included
+    empty_paragraphs: int = 0  # skipped: empty after stripping
 
 
 @dataclass
@@ -76,7 +77,7 @@ def heading_parts(name: str | None, counts: NameCounts) -> list[str]:
         parts = [p or UNTITLED for p in parts]
     if len(parts) > MAX_LEVEL:
         counts.depth_clamped += 1
-        parts = parts[: MAX_LEVEL - 1] + [NEST.join(parts[MAX_LEVEL - 1:])]
+        parts = parts[: MAX_LEVEL - 1] + [NEST.join(parts[MAX_LEVEL - 1 :])]
     return parts
 
 

@@ -36,6 +36,7 @@ Funnel stages (``funnel(corpus, stage, reason, n)``; every stage has ``input`` a
   verified articles failing it (counted whether or not filters are applied).
 * ``sampling`` -- articles past the filters; ``over_bucket_cap``; ``kept`` = loaded documents.
 """
+
 from __future__ import annotations
 
 import re
@@ -73,12 +74,21 @@ STAGES: dict[str, tuple[str, ...]] = {
     "sampling": ("input", "over_bucket_cap", "kept"),
 }
 QUARANTINE_STAGES = ("articles",)
-_META_KEYS = ("source_file", "source_format", "filters", "min_words", "min_depth", "min_sections",
-              "sampling_seed", "bucket_cap")
+_META_KEYS = (
+    "source_file",
+    "source_format",
+    "filters",
+    "min_words",
+    "min_depth",
+    "min_sections",
+    "sampling_seed",
+    "bucket_cap",
+)
 _CORPUS_NAME = re.compile(r"[A-Za-z0-9_.:-]+")
 
-_SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(name) for name in (
-    'documents', 'paragraphs', 'sections', 'quarantine', 'funnel', 'corpus_meta')}
+_SCHEMAS: dict[str, pa.Schema] = {
+    name: arrow_schema(name) for name in ("documents", "paragraphs", "sections", "quarantine", "funnel", "corpus_meta")
+}
 
 
 @dataclass(frozen=True)
@@ -93,8 +103,11 @@ class Candidate:
     def failures(self, min_words: int, min_depth: int, min_sections: int) -> list[str]:
         """Filter reasons this article fails, in filter order."""
         a = self.article
-        fails = [(a.words < min_words, "too_few_words"), (a.depth < min_depth, "too_shallow"),
-                 (len(a.sections) < min_sections, "too_few_sections")]
+        fails = [
+            (a.words < min_words, "too_few_words"),
+            (a.depth < min_depth, "too_shallow"),
+            (len(a.sections) < min_sections, "too_few_sections"),
+        ]
         return [reason for failed, reason in fails if failed]
 
 
@@ -121,8 +134,9 @@ class WikipediaTables:
     bucket_sizes: dict[str, int]
 
 
-def read_articles(file: Path, corpus: str = "wikipedia",
-                  progress: Callable[[int, int], None] | None = None) -> WikipediaArticles:
+def read_articles(
+    file: Path, corpus: str = "wikipedia", progress: Callable[[int, int], None] | None = None
+) -> WikipediaArticles:
     """Read ``file``, keep ns=0 non-redirect pages, normalize and verify each (failures quarantined),
     and bucket the verified ones. ``progress(done, total)`` is called after each article."""
     if not _CORPUS_NAME.fullmatch(corpus):
@@ -149,16 +163,23 @@ def read_articles(file: Path, corpus: str = "wikipedia",
     for done, r in enumerate(articles, start=1):
         code = parse(r.wikitext)
         article = parse_article(r.title, code)
-        reason = ("empty_document" if not article.paragraphs
-                  else "verification_failed" if article.violations else None)
+        reason = "empty_document" if not article.paragraphs else "verification_failed" if article.violations else None
         if reason is None:
             names = tuple(categories(code))
             candidates.append(Candidate(r, article, names, topic_bucket(names)))
         else:
             funnel["articles"][reason] += 1
-            quarantine.append({"corpus": corpus, "source_file": str(file), "record_id": f"{corpus}/{r.page_id}",
-                               "stage": "articles", "reason": f"{reason}: " + "; ".join(article.violations)
-                               + f" (page {r.title!r}; fix the wikitext or report a normalizer bug)"})
+            quarantine.append(
+                {
+                    "corpus": corpus,
+                    "source_file": str(file),
+                    "record_id": f"{corpus}/{r.page_id}",
+                    "stage": "articles",
+                    "reason": f"{reason}: "
+                    + "; ".join(article.violations)
+                    + f" (page {r.title!r}; fix the wikitext or report a normalizer bug)",
+                }
+            )
         if progress is not None:
             progress(done, len(articles))
     funnel["articles"]["kept"] = len(candidates)
@@ -176,9 +197,15 @@ def read_articles(file: Path, corpus: str = "wikipedia",
     return WikipediaArticles(file, corpus, candidates, funnel, quarantine)
 
 
-def select_articles(read: WikipediaArticles, filters: bool = True, seed: int = DEFAULT_SEED,
-                    cap: int = DEFAULT_CAP, min_words: int = MIN_WORDS, min_depth: int = MIN_DEPTH,
-                    min_sections: int = MIN_SECTIONS) -> WikipediaTables:
+def select_articles(
+    read: WikipediaArticles,
+    filters: bool = True,
+    seed: int = DEFAULT_SEED,
+    cap: int = DEFAULT_CAP,
+    min_words: int = MIN_WORDS,
+    min_depth: int = MIN_DEPTH,
+    min_sections: int = MIN_SECTIONS,
+) -> WikipediaTables:
     """Apply the quality filters and the sampling walk to ``read``: the rows of every table."""
     if cap < 0:
         raise ValueError(f"cap must be >= 0, got {cap}")
@@ -201,23 +228,43 @@ def select_articles(read: WikipediaArticles, filters: bool = True, seed: int = D
     bucket_sizes = {b: 0 for b in BUCKETS}
     bucket_sizes.update(Counter(c.bucket for c in loaded))
 
-    meta = {"source_file": source, "source_format": read.file.suffix.lower().lstrip("."),
-            "filters": "true" if filters else "false", "min_words": str(min_words), "min_depth": str(min_depth),
-            "min_sections": str(min_sections), "sampling_seed": str(seed), "bucket_cap": str(cap)}
+    meta = {
+        "source_file": source,
+        "source_format": read.file.suffix.lower().lstrip("."),
+        "filters": "true" if filters else "false",
+        "min_words": str(min_words),
+        "min_depth": str(min_depth),
+        "min_sections": str(min_sections),
+        "sampling_seed": str(seed),
+        "bucket_cap": str(cap),
+    }
     meta.update({f"bucket_size:{b}": str(n) for b, n in bucket_sizes.items()})
     tables = _tables(loaded, corpus, source)
     tables["quarantine"] = pa.Table.from_pylist(
-        sorted(read.quarantine, key=lambda q: q["record_id"]), schema=_SCHEMAS["quarantine"])
+        sorted(read.quarantine, key=lambda q: q["record_id"]), schema=_SCHEMAS["quarantine"]
+    )
     tables["funnel"] = pa.Table.from_pylist(
-        [{"corpus": corpus, "stage": stage, "reason": reason, "n": int(funnel[stage][reason])}
-         for stage, reasons in STAGES.items() for reason in reasons], schema=_SCHEMAS["funnel"])
+        [
+            {"corpus": corpus, "stage": stage, "reason": reason, "n": int(funnel[stage][reason])}
+            for stage, reasons in STAGES.items()
+            for reason in reasons
+        ],
+        schema=_SCHEMAS["funnel"],
+    )
     tables["corpus_meta"] = pa.Table.from_pylist(
-        [{"corpus": corpus, "key": k, "value": v} for k, v in meta.items()], schema=_SCHEMAS["corpus_meta"])
+        [{"corpus": corpus, "key": k, "value": v} for k, v in meta.items()], schema=_SCHEMAS["corpus_meta"]
+    )
     return WikipediaTables(corpus, tables, funnel, loaded, bucket_sizes)
 
 
-def build_wikipedia(file: Path, corpus: str = "wikipedia", filters: bool = True, seed: int = DEFAULT_SEED,
-                    cap: int = DEFAULT_CAP, progress: Callable[[int, int], None] | None = None) -> WikipediaTables:
+def build_wikipedia(
+    file: Path,
+    corpus: str = "wikipedia",
+    filters: bool = True,
+    seed: int = DEFAULT_SEED,
+    cap: int = DEFAULT_CAP,
+    progress: Callable[[int, int], None] | None = None,
+) -> WikipediaTables:
     """Read, normalize, verify, filter, bucket and sample (:func:`read_articles` then
     :func:`select_articles` with the default thresholds): the rows of every table, nothing written."""
     if cap < 0:
@@ -232,8 +279,15 @@ def _tables(loaded: list[Candidate], corpus: str, source: str) -> dict[str, pa.T
     for c in loaded:
         a = c.article
         doc_id = f"{corpus}/{c.record.page_id}"
-        for name, value in (("doc_id", doc_id), ("corpus", corpus), ("title", a.title), ("text", a.text),
-                            ("topic_bucket", c.bucket), ("split", None), ("source_file", source)):
+        for name, value in (
+            ("doc_id", doc_id),
+            ("corpus", corpus),
+            ("title", a.title),
+            ("text", a.text),
+            ("topic_bucket", c.bucket),
+            ("split", None),
+            ("source_file", source),
+        ):
             docs[name].append(value)
         n = len(a.paragraphs)
         paras["doc_id"].extend([doc_id] * n)
@@ -243,17 +297,33 @@ def _tables(loaded: list[Candidate], corpus: str, source: str) -> dict[str, pa.T
         for row in a.sections:
             secs["structure"].append(STRUCTURE)
             secs["doc_id"].append(doc_id)
-            for name in ("section_idx", "parent_idx", "level", "title", "para_start", "para_end",
-                         "char_start", "char_end"):
+            for name in (
+                "section_idx",
+                "parent_idx",
+                "level",
+                "title",
+                "para_start",
+                "para_end",
+                "char_start",
+                "char_end",
+            ):
                 secs[name].append(getattr(row, name))
-    return {"documents": pa.Table.from_pydict(docs, schema=_SCHEMAS["documents"]),
-            "paragraphs": pa.Table.from_pydict(paras, schema=_SCHEMAS["paragraphs"]),
-            "sections": pa.Table.from_pydict(secs, schema=_SCHEMAS["sections"])}
+    return {
+        "documents": pa.Table.from_pydict(docs, schema=_SCHEMAS["documents"]),
+        "paragraphs": pa.Table.from_pydict(paras, schema=_SCHEMAS["paragraphs"]),
+        "sections": pa.Table.from_pydict(secs, schema=_SCHEMAS["sections"]),
+    }
 
 
-def load_wikipedia(con: duckdb.DuckDBPyConnection, file: Path, corpus: str = "wikipedia", filters: bool = True,
-                   seed: int = DEFAULT_SEED, cap: int = DEFAULT_CAP,
-                   progress: Callable[[int, int], None] | None = None) -> dict:
+def load_wikipedia(
+    con: duckdb.DuckDBPyConnection,
+    file: Path,
+    corpus: str = "wikipedia",
+    filters: bool = True,
+    seed: int = DEFAULT_SEED,
+    cap: int = DEFAULT_CAP,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """Build the corpus from ``file`` (see :func:`build_wikipedia`) and write it (:func:`write_wikipedia`).
     Returns :func:`summarize`'s dict."""
     started = time.perf_counter()
@@ -270,13 +340,21 @@ def write_wikipedia(con: duckdb.DuckDBPyConnection, built: WikipediaTables) -> N
     corpus = built.corpus
     if t["documents"].num_rows == 0:
         meta = dict(zip(t["corpus_meta"].column("key").to_pylist(), t["corpus_meta"].column("value").to_pylist()))
-        raise no_documents([meta["source_file"]], corpus,
-                           {s: dict(built.funnel[s]) for s in ("pages", "articles", "filters", "sampling")})
+        raise no_documents(
+            [meta["source_file"]],
+            corpus,
+            {s: dict(built.funnel[s]) for s in ("pages", "articles", "filters", "sampling")},
+        )
     meta_list = ", ".join(f"'{k}'" for k in _META_KEYS)
     with transaction(con):
         replace_structured_corpus(con, corpus, t, STAGES, QUARANTINE_STAGES)
-        replace_where(con, "corpus_meta", f"corpus = ? AND (key IN ({meta_list}) OR starts_with(key, 'bucket_size:'))",
-                      [corpus], t["corpus_meta"])
+        replace_where(
+            con,
+            "corpus_meta",
+            f"corpus = ? AND (key IN ({meta_list}) OR starts_with(key, 'bucket_size:'))",
+            [corpus],
+            t["corpus_meta"],
+        )
 
 
 def summarize(built: WikipediaTables, file: Path, seconds: float) -> dict:
@@ -290,8 +368,12 @@ def summarize(built: WikipediaTables, file: Path, seconds: float) -> dict:
     def stats(values: list[int]) -> dict[str, float]:
         if not values:
             return {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
-        return {"min": min(values), "median": float(statistics.median(values)),
-                "mean": statistics.fmean(values), "max": max(values)}
+        return {
+            "min": min(values),
+            "median": float(statistics.median(values)),
+            "mean": statistics.fmean(values),
+            "max": max(values),
+        }
 
     return {
         "corpus": built.corpus,
@@ -308,4 +390,3 @@ def summarize(built: WikipediaTables, file: Path, seconds: float) -> dict:
         "depth_histogram": dict(sorted(Counter(a.depth for a in arts).items())),
         "seconds": seconds,
     }
-

@@ -15,6 +15,7 @@ Bad input raises :class:`ingest.errors.IngestError` naming the file and the reco
 the line / byte position where no title can be read): non-UTF-8 bytes, malformed XML or JSON, a missing
 or mistyped field, a page id that is not a non-negative integer, a page id seen twice, a file without pages.
 """
+
 from __future__ import annotations
 
 import io
@@ -55,13 +56,18 @@ def read_records(path: Path) -> list[WikiRecord]:
     else:
         raise IngestError(str(path), None, f"unknown file type {suffix!r}", "expected .xml or .jsonl")
     if not records:
-        raise IngestError(str(path), None, "no pages found",
-                          "expected <page> elements (XML) or one JSON object per line (JSONL)")
+        raise IngestError(
+            str(path), None, "no pages found", "expected <page> elements (XML) or one JSON object per line (JSONL)"
+        )
     seen: dict[int, str] = {}
     for r in records:
         if r.page_id in seen:
-            raise IngestError(str(path), r.record, f"page id {r.page_id} also appears in {seen[r.page_id]}",
-                              "remove the duplicate page")
+            raise IngestError(
+                str(path),
+                r.record,
+                f"page id {r.page_id} also appears in {seen[r.page_id]}",
+                "remove the duplicate page",
+            )
         seen[r.page_id] = r.record
     return records
 
@@ -85,8 +91,9 @@ def _read_xml(path: Path, raw: bytes) -> list[WikiRecord]:
     except UnicodeDecodeError as exc:
         titles = re.findall(rb"<(?:\w+:)?title>(.*?)</", raw[: exc.start])
         where = f"page {titles[-1].decode('utf-8', 'replace')!r}" if titles else "before the first page"
-        raise IngestError(str(path), f"{where}, byte {exc.start}", f"not valid UTF-8 ({exc.reason})",
-                          "re-export the file as UTF-8") from None
+        raise IngestError(
+            str(path), f"{where}, byte {exc.start}", f"not valid UTF-8 ({exc.reason})", "re-export the file as UTF-8"
+        ) from None
     records: list[WikiRecord] = []
     last_title: str | None = None
     try:
@@ -101,8 +108,12 @@ def _read_xml(path: Path, raw: bytes) -> list[WikiRecord]:
     except ET.ParseError as exc:
         line, column = exc.position
         where = f"after page {last_title!r}" if last_title is not None else "before the first page"
-        raise IngestError(str(path), f"{where} (line {line}, column {column})", f"malformed XML: {exc}",
-                          "check that the export is complete and well-formed") from None
+        raise IngestError(
+            str(path),
+            f"{where} (line {line}, column {column})",
+            f"malformed XML: {exc}",
+            "check that the export is complete and well-formed",
+        ) from None
     return records
 
 
@@ -150,12 +161,14 @@ def _read_jsonl(path: Path) -> list[WikiRecord]:
         ns = obj.get("ns", 0)
         if isinstance(ns, bool) or not isinstance(ns, int):
             raise IngestError(str(path), record, f"field 'ns' is {ns!r}, not an integer")
-        records.append(WikiRecord(
-            page_id=_page_id(path, record, obj["page_id"], "page_id"),
-            title=title.strip(),
-            ns=ns,
-            redirect=bool(_REDIRECT.match(obj["wikitext"])),
-            wikitext=obj["wikitext"],
-            record=record,
-        ))
+        records.append(
+            WikiRecord(
+                page_id=_page_id(path, record, obj["page_id"], "page_id"),
+                title=title.strip(),
+                ns=ns,
+                redirect=bool(_REDIRECT.match(obj["wikitext"])),
+                wikitext=obj["wikitext"],
+                record=record,
+            )
+        )
     return records

@@ -10,6 +10,7 @@ and walked in that order; a candidate is taken while its bucket holds fewer than
 So each bucket's realized size is ``min(cap, candidates in the bucket)``, and which articles fill a
 bucket over the cap depends only on the seed and the candidate set (not on file order).
 """
+
 from __future__ import annotations
 
 import re
@@ -21,33 +22,146 @@ FALLBACK_BUCKET = "other"
 
 #: (bucket, keywords) in priority order: the first bucket with a matching keyword wins.
 TOPIC_BUCKETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("history/war", (
-        "war", "wars", "warfare", "battle", "battles", "military history", "military conflicts",
-        "conflict", "conflicts", "revolution", "revolutions", "empire", "empires", "dynasty",
-        "dynasties", "history of", "invasion", "invasions", "siege", "sieges", "ancient history",
-        "medieval", "antiquity",
-    )),
-    ("biography", (
-        "births", "deaths", "living people", "people from", "people of", "alumni", "burials",
-    )),
-    ("science/nature", (
-        "science", "sciences", "scientific", "physics", "chemistry", "chemical", "biology",
-        "mathematics", "mathematical", "astronomy", "climatology", "radiation", "radiometry",
-        "optics", "mammals", "birds", "insects", "reptiles", "plants", "species", "fauna", "flora",
-        "megafauna", "acids", "anatomy", "anatomical", "medicine", "medical", "diseases", "spacecraft",
-        "spaceflight", "missions to the moon", "technology", "algorithms", "psychology", "evolutionary",
-        "ecology", "geology", "morphology", "logic", "computing", "astronauts", "engineering", "nature",
-    )),
-    ("arts/media", (
-        "art", "arts", "film", "films", "cinema", "novel", "novels", "literature", "literary", "music",
-        "musical", "television", "media", "painting", "paintings", "books", "theatre", "animation",
-        "comics", "poetry", "aesthetics", "dance", "video games",
-    )),
-    ("geography/places", (
-        "country", "countries", "territories", "provinces", "cities", "towns", "villages", "regions",
-        "geography", "continents", "islands", "rivers", "mountains", "balkans", "populated places",
-        "capitals", "republics", "prairies",
-    )),
+    (
+        "history/war",
+        (
+            "war",
+            "wars",
+            "warfare",
+            "battle",
+            "battles",
+            "military history",
+            "military conflicts",
+            "conflict",
+            "conflicts",
+            "revolution",
+            "revolutions",
+            "empire",
+            "empires",
+            "dynasty",
+            "dynasties",
+            "history of",
+            "invasion",
+            "invasions",
+            "siege",
+            "sieges",
+            "ancient history",
+            "medieval",
+            "antiquity",
+        ),
+    ),
+    (
+        "biography",
+        (
+            "births",
+            "deaths",
+            "living people",
+            "people from",
+            "people of",
+            "alumni",
+            "burials",
+        ),
+    ),
+    (
+        "science/nature",
+        (
+            "science",
+            "sciences",
+            "scientific",
+            "physics",
+            "chemistry",
+            "chemical",
+            "biology",
+            "mathematics",
+            "mathematical",
+            "astronomy",
+            "climatology",
+            "radiation",
+            "radiometry",
+            "optics",
+            "mammals",
+            "birds",
+            "insects",
+            "reptiles",
+            "plants",
+            "species",
+            "fauna",
+            "flora",
+            "megafauna",
+            "acids",
+            "anatomy",
+            "anatomical",
+            "medicine",
+            "medical",
+            "diseases",
+            "spacecraft",
+            "spaceflight",
+            "missions to the moon",
+            "technology",
+            "algorithms",
+            "psychology",
+            "evolutionary",
+            "ecology",
+            "geology",
+            "morphology",
+            "logic",
+            "computing",
+            "astronauts",
+            "engineering",
+            "nature",
+        ),
+    ),
+    (
+        "arts/media",
+        (
+            "art",
+            "arts",
+            "film",
+            "films",
+            "cinema",
+            "novel",
+            "novels",
+            "literature",
+            "literary",
+            "music",
+            "musical",
+            "television",
+            "media",
+            "painting",
+            "paintings",
+            "books",
+            "theatre",
+            "animation",
+            "comics",
+            "poetry",
+            "aesthetics",
+            "dance",
+            "video games",
+        ),
+    ),
+    (
+        "geography/places",
+        (
+            "country",
+            "countries",
+            "territories",
+            "provinces",
+            "cities",
+            "towns",
+            "villages",
+            "regions",
+            "geography",
+            "continents",
+            "islands",
+            "rivers",
+            "mountains",
+            "balkans",
+            "populated places",
+            "capitals",
+            "republics",
+            "prairies",
+        ),
+    ),
 )
 BUCKETS: tuple[str, ...] = tuple(name for name, _ in TOPIC_BUCKETS) + (FALLBACK_BUCKET,)
 
@@ -59,8 +173,7 @@ def _pattern(keywords: Sequence[str]) -> re.Pattern[str]:
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, _pattern(kws)) for name, kws in TOPIC_BUCKETS)
 
 
-def topic_bucket(categories: Sequence[str],
-                 table: Sequence[tuple[str, Sequence[str]]] | None = None) -> str:
+def topic_bucket(categories: Sequence[str], table: Sequence[tuple[str, Sequence[str]]] | None = None) -> str:
     """The bucket of an article with these category names (first match in table order, else 'other').
 
     ``table`` defaults to :data:`TOPIC_BUCKETS`; pass another (same shape) to bucket differently.

@@ -34,6 +34,7 @@ placed at 4 and counted); headings whose subtree holds no paragraph are dropped 
 :func:`ingest.structure.segments.build_sections` and counted; the result goes through
 :func:`ingest.structure.segments.verify_sections`.
 """
+
 from __future__ import annotations
 
 import re
@@ -59,12 +60,38 @@ from ingest.structure.segments import MAX_LEVEL, Heading, SectionRow, build_sect
 LEAD_TITLE = "Introduction"
 
 #: Tags dropped together with everything inside them (non-prose or table content).
-DROPPED_TAGS = frozenset({
-    "ref", "references", "table", "tr", "td", "th", "caption", "gallery", "math", "chem", "ce",
-    "hiero", "imagemap", "timeline", "score", "graph", "templatedata", "inputbox", "categorytree",
-    "section", "syntaxhighlight", "source", "noinclude", "includeonly", "mapframe", "maplink",
-    "indicator", "charinsert",
-})
+DROPPED_TAGS = frozenset(
+    {
+        "ref",
+        "references",
+        "table",
+        "tr",
+        "td",
+        "th",
+        "caption",
+        "gallery",
+        "math",
+        "chem",
+        "ce",
+        "hiero",
+        "imagemap",
+        "timeline",
+        "score",
+        "graph",
+        "templatedata",
+        "inputbox",
+        "categorytree",
+        "section",
+        "syntaxhighlight",
+        "source",
+        "noinclude",
+        "includeonly",
+        "mapframe",
+        "maplink",
+        "indicator",
+        "charinsert",
+    }
+)
 #: Tags whose content is literal text (quote runs are not markup inside them).
 LITERAL_TAGS = frozenset({"nowiki", "pre", "code", "tt"})
 #: Link namespaces that embed or categorize instead of linking (dropped).
@@ -192,8 +219,19 @@ def parse_article(title: str, code: Wikicode) -> WikiArticle:
         rows, dropped, violations = [], list(range(len(headings))), ["document has no paragraphs"]
     violations = [f"heading {i}: empty title after normalization" for i in empty_titles] + violations
     words = sum(len(_WORD.findall(text[s:e])) for s, e in offsets)
-    return WikiArticle(title, text, tuple(offsets), tuple(rows), tuple(violations), n_headings, nested,
-                       len(dropped), clamped, relevelled, words)
+    return WikiArticle(
+        title,
+        text,
+        tuple(offsets),
+        tuple(rows),
+        tuple(violations),
+        n_headings,
+        nested,
+        len(dropped),
+        clamped,
+        relevelled,
+        words,
+    )
 
 
 def _count_clamped(headings: list[Heading]) -> int:

@@ -19,10 +19,15 @@ def model(dbt, session):
     subsets = dbt.ref("int_rewrite_subsets")
     strategies = dbt.ref("int_rewrite_solo_strategies")
     masks = np.array([m for (m,) in subsets.order("subset_mask").project("subset_mask").fetchall()], dtype=np.int64)
-    return ensemble_table(runs.order("group_id, doc_id, bit").to_arrow_table(),
-                          groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
-                          masks, len(strategies.fetchall()), k=10, rrf_k=rrf_k,
-                          workers=min(4, usable_cores()))
+    return ensemble_table(
+        runs.order("group_id, doc_id, bit").to_arrow_table(),
+        groups.filter("complete").order("group_id").project("group_id, n_relevant, cell_mask").to_arrow_table(),
+        masks,
+        len(strategies.fetchall()),
+        k=10,
+        rrf_k=rrf_k,
+        workers=min(4, usable_cores()),
+    )
 
 
 def rrf_constant(passed, default, session) -> int:
@@ -30,8 +35,12 @@ def rrf_constant(passed, default, session) -> int:
     if passed not in (None, ""):
         return int(passed)
     # fetchall: a connection may not start other work while a result is unfinished
-    exists = session.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
-                             "AND table_name = 'experiment_settings'").fetchall()[0][0]
-    rows = session.execute("SELECT value_json FROM experiment_settings WHERE name = 'rewriting_rrf_k'").fetchall() \
-        if exists else []
+    exists = session.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'experiment_settings'"
+    ).fetchall()[0][0]
+    rows = (
+        session.execute("SELECT value_json FROM experiment_settings WHERE name = 'rewriting_rrf_k'").fetchall()
+        if exists
+        else []
+    )
     return int(rows[0][0]) if rows else int(default)

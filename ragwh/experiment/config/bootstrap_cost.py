@@ -17,18 +17,19 @@ are not known yet (1 is assumed: the estimate is a floor); ``ragwh run`` checks 
 loaded documents or queries before the stages that use B. B = 10000 (the chunking study's default) resolves
 a p-value to 1e-4; 2000 (the rewriting study's) to 5e-4.
 """
+
 from __future__ import annotations
 
 BYTES_PER_REPLICATE = 16
 NS_PER_DRAW = 10
-MAX_BYTES = 2 * 1024 ** 3
+MAX_BYTES = 2 * 1024**3
 MAX_SECONDS = 12 * 3600
 
 
 def estimate(b: int, statistics: int, units: int, paired: bool = False) -> tuple[float, int]:
     """(seconds, bytes), lower bounds, of bootstrapping ``statistics`` statistics over ``units`` resampled units
     with ``b`` replicates (module docstring); ``paired``: the rewriting study's bootstrap, which keeps its counts."""
-    counts = b * max(units, 1) * (2 if units < 2 ** 16 else 8) if paired else 0
+    counts = b * max(units, 1) * (2 if units < 2**16 else 8) if paired else 0
     return b * max(statistics, 1) * max(units, 1) * NS_PER_DRAW * 1e-9, b * BYTES_PER_REPLICATE + counts
 
 
@@ -39,9 +40,11 @@ def too_costly(b: int, statistics: int, units: int, unit_name: str, key: str) ->
     seconds, memory = estimate(b, statistics, units, paired=unit_name == "queries")
     if seconds <= MAX_SECONDS and memory <= MAX_BYTES:
         return None
-    return (f"{b} replicates would take at least {_duration(seconds)} ({statistics} bootstrapped statistics x "
-            f"{units} {unit_name} x {NS_PER_DRAW} ns a draw) and {_size(memory)} of memory; the ceilings "
-            f"are {_duration(MAX_SECONDS)} and {_size(MAX_BYTES)}: lower {key} (10000 resolves a p-value to 1e-4)")
+    return (
+        f"{b} replicates would take at least {_duration(seconds)} ({statistics} bootstrapped statistics x "
+        f"{units} {unit_name} x {NS_PER_DRAW} ns a draw) and {_size(memory)} of memory; the ceilings "
+        f"are {_duration(MAX_SECONDS)} and {_size(MAX_BYTES)}: lower {key} (10000 resolves a p-value to 1e-4)"
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -51,7 +54,7 @@ def _duration(seconds: float) -> str:
 
 
 def _size(n: int) -> str:
-    return f"{n / 1024 ** 3:,.1f} GiB" if n >= 1024 ** 3 else f"{n / 1024 ** 2:,.0f} MiB"
+    return f"{n / 1024**3:,.1f} GiB" if n >= 1024**3 else f"{n / 1024**2:,.0f} MiB"
 
 
 def bootstrap_plan(config) -> tuple[int, str, int, str, str]:
@@ -60,13 +63,23 @@ def bootstrap_plan(config) -> tuple[int, str, int, str, str]:
     if hasattr(config, "bootstrap_b"):  # chunking: each condition mean and contrast, per system
         systems = len(config.embedders) * (1 + len(config.rerankers)) + (config.bm25 is not None)
         statistics = (len(config.conditions) + len(config.contrasts) + len(config.declared)) * systems
-        return (config.bootstrap_b, "bootstrap.B", statistics, "documents",
-                "SELECT count(DISTINCT coalesce(doc_id, query_id)) FROM queries WHERE list_contains(?, corpus)")
+        return (
+            config.bootstrap_b,
+            "bootstrap.B",
+            statistics,
+            "documents",
+            "SELECT count(DISTINCT coalesce(doc_id, query_id)) FROM queries WHERE list_contains(?, corpus)",
+        )
     from warehouse.dbt import setting_defaults
 
     b = dict(config.analysis).get("bootstrap_b") or int(setting_defaults()["rewriting_bootstrap_b"])
-    return (b, "analysis.bootstrap_b", len(config.settings.strategies), "queries",
-            "SELECT count(*) FROM queries WHERE list_contains(?, corpus)")
+    return (
+        b,
+        "analysis.bootstrap_b",
+        len(config.settings.strategies),
+        "queries",
+        "SELECT count(*) FROM queries WHERE list_contains(?, corpus)",
+    )
 
 
 def refuse_costly(r, config) -> None:

@@ -49,6 +49,7 @@ CPU with native bf16 instructions for an encoder, fp16 on CUDA, else fp32), ``fp
 Shared with the rewriting study's configs: the error type and typed access to the parsed YAML
 (:mod:`.reader`) and the ``llm:`` block (:mod:`.llm`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -79,8 +80,10 @@ LLM_BACKENDS = ("none", "openai", "vllm", "transformers")
 #: Precisions a config may ask for (``precision``, ``embedders[].precision``, ``rerankers[].precision``).
 PRECISIONS = ("auto", "fp32", "bf16")
 #: Conditions whose chunk texts come from an LLM stage: not runnable without a backend.
-LLM_CONDITIONS = {"A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
-                        "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"}
+LLM_CONDITIONS = {
+    "A1": "A1 needs LLM-written chunk contexts and no LLM backend is configured "
+    "(llm.backend: none; set llm.backend or RAGWH_LLM_BACKEND to run it)"
+}
 #: Where the demo corpus ships (package data).
 DEMO_PACKAGE = "ragwh.experiment.demo"
 
@@ -207,8 +210,24 @@ class ExperimentConfig:
 
 
 _TOP_KEYS = {
-    "name", "description", "demo", "corpora", "embedders", "rerankers", "inducer", "llm",
-    "conditions", "contrasts", "k", "bootstrap", "primary", "limit", "precision", "retrievers", "bm25", *ENGINE_KEYS,
+    "name",
+    "description",
+    "demo",
+    "corpora",
+    "embedders",
+    "rerankers",
+    "inducer",
+    "llm",
+    "conditions",
+    "contrasts",
+    "k",
+    "bootstrap",
+    "primary",
+    "limit",
+    "precision",
+    "retrievers",
+    "bm25",
+    *ENGINE_KEYS,
 }
 
 _REQUIRED = ("name", "corpora", "embedders", "conditions", "contrasts")
@@ -240,8 +259,13 @@ def deepest_cutoff() -> tuple[int, str]:
     budgets of ``TBC@N`` are not ranks): a run must keep at least that many chunks per query."""
     import re
 
-    cutoffs = [(int(m.group(1)), name) for name in known_metrics() if not name.startswith("TBC")
-               for m in [re.search(r"@(\d+)$", name)] if m]
+    cutoffs = [
+        (int(m.group(1)), name)
+        for name in known_metrics()
+        if not name.startswith("TBC")
+        for m in [re.search(r"@(\d+)$", name)]
+        if m
+    ]
     return max(cutoffs)
 
 
@@ -279,8 +303,11 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     """Validate an already-parsed YAML mapping (see :func:`load_config`)."""
     r = _Reader(file)
     if isinstance(raw, dict) and "study" in raw:  # study: rewriting is read by rewriting_config.load_experiment
-        raise r.fail("study", f"{raw['study']!r} configs are run with `ragwh run --config {file.name}` "
-                              "(ragwh/experiment/config/rewriting.py), not read as a chunking experiment")
+        raise r.fail(
+            "study",
+            f"{raw['study']!r} configs are run with `ragwh run --config {file.name}` "
+            "(ragwh/experiment/config/rewriting.py), not read as a chunking experiment",
+        )
     raw = r.mapping(raw, "", _TOP_KEYS)
     for key in _REQUIRED:
         if key not in raw:
@@ -297,8 +324,12 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         options = c.get("options", {}) or {}
         if not isinstance(options, dict):
             raise r.fail(f"{key}.options", "expected a mapping")
-        return CorpusSpec(r.string(c["name"], f"{key}.name"), r.choice(c["loader"], f"{key}.loader", LOADERS),
-                          tuple(sources), dict(options))
+        return CorpusSpec(
+            r.string(c["name"], f"{key}.name"),
+            r.choice(c["loader"], f"{key}.loader", LOADERS),
+            tuple(sources),
+            dict(options),
+        )
 
     corpora = r.corpora(raw["corpora"], corpus_spec)
     names = [c.name for c in corpora]
@@ -317,8 +348,9 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
             raise r.fail(f"{key}.strong", f"expected true/false, got {strong!r}")
         model = r.string(e["model"], f"{key}.model")
         _model_name(r, f"{key}.model", model, "embedder")
-        embedders.append(EmbedderSpec(model, model, strong,
-                                      r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
+        embedders.append(
+            EmbedderSpec(model, model, strong, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS))
+        )
     strong = [e.name for e in embedders if e.strong]
     if len(strong) != 1:
         raise r.fail("embedders", f"exactly one embedder must have 'strong: true' (found {len(strong)})")
@@ -333,7 +365,9 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         if model == "none":
             raise r.fail(f"{key}.model", "'none' is reserved for first-stage runs")
         _model_name(r, f"{key}.model", model, "reranker")
-        rerankers.append(RerankerSpec(model, model, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS)))
+        rerankers.append(
+            RerankerSpec(model, model, r.choice(e.get("precision", precision), f"{key}.precision", PRECISIONS))
+        )
 
     inducer = r.choice(raw.get("inducer", "texttiling"), "inducer", INDUCERS)
 
@@ -352,13 +386,17 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     defined = known_contrasts()
     for i, con in enumerate(raw["contrasts"]):
         if isinstance(con, dict):
-            declared.append(declared_contrast(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)]))
+            declared.append(
+                declared_contrast(r, con, f"contrasts[{i}]", conditions, [*defined, *(d.name for d in declared)])
+            )
             continue
         con = r.string(con, f"contrasts[{i}]")
         r.choice(con, f"contrasts[{i}]", sorted(defined))
         for arm in defined[con]:
             if arm not in conditions:
-                raise r.fail(f"contrasts[{i}]", f"{con} compares {' - '.join(defined[con])} but {arm} is not in conditions")
+                raise r.fail(
+                    f"contrasts[{i}]", f"{con} compares {' - '.join(defined[con])} but {arm} is not in conditions"
+                )
         contrasts.append(con)
 
     retrievers = r.strings(raw.get("retrievers", ["dense"]), "retrievers")
@@ -371,8 +409,11 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
     k = r.integer(raw.get("k", 50), "k", 1)
     depth, deepest = deepest_cutoff()
     if k < depth:
-        raise r.fail("k", f"{k} is below the deepest metric cutoff {depth} ({deepest}): the metrics would be computed "
-                          f"on {k}-deep lists; use k >= {depth}")
+        raise r.fail(
+            "k",
+            f"{k} is below the deepest metric cutoff {depth} ({deepest}): the metrics would be computed "
+            f"on {k}-deep lists; use k >= {depth}",
+        )
     boot = r.mapping(raw.get("bootstrap", {}) or {}, "bootstrap", {"B", "seed"})
     b = r.integer(boot.get("B", 10_000), "bootstrap.B", 100)  # and a ceiling: config/bootstrap_cost.py
     seed = r.integer(boot.get("seed", 20260710), "bootstrap.seed", 0)
@@ -395,8 +436,11 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         limit = r.integer(limit, "limit", 1)
         unsupported = sorted({c.loader for c in corpora} - {"qasper", "hotpotqa"})
         if unsupported:
-            raise r.fail("limit", f"a document limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)} "
-                                  "(Wikipedia samples with a per-bucket cap: corpora[].options.cap)")
+            raise r.fail(
+                "limit",
+                f"a document limit applies to qasper and hotpotqa corpora only, not {', '.join(unsupported)} "
+                "(Wikipedia samples with a per-bucket cap: corpora[].options.cap)",
+            )
 
     engine, ray, max_memory_fraction = parse_engine(r, raw)
     config = ExperimentConfig(
@@ -420,7 +464,9 @@ def parse_config(raw: Any, file: Path) -> ExperimentConfig:
         retrievers=tuple(retrievers),
         bm25=bm25,
         declared=tuple(declared),
-        engine=engine, ray=ray, max_memory_fraction=max_memory_fraction,
+        engine=engine,
+        ray=ray,
+        max_memory_fraction=max_memory_fraction,
     )
     refuse_costly(r, config)  # a floor: the corpora are not loaded yet (ragwh run checks again)
     return config

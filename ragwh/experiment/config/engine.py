@@ -15,6 +15,7 @@ by the ``ray:`` mapping::
 ignored). ``max_memory_fraction`` (default 0.8, :mod:`ingest.retrieval.memory`): the share of the available
 memory a job's estimate may take before it is refused.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,5 +55,7 @@ def parse_engine(r: _Reader, raw: dict) -> tuple[str, RaySettings | None, float]
         settings = RaySettings(**kwargs)
     fraction = r.number(raw.get("max_memory_fraction", DEFAULT_FRACTION), "max_memory_fraction")
     if not fraction > 0:
-        raise r.fail("max_memory_fraction", f"expected a number > 0 (a share of the available memory), got {fraction!r}")
+        raise r.fail(
+            "max_memory_fraction", f"expected a number > 0 (a share of the available memory), got {fraction!r}"
+        )
     return engine, settings, fraction

@@ -1,5 +1,6 @@
 """The ``llm:`` block of an experiment config (both studies): :class:`LLMSpec` and :func:`parse_llm`, which checks
 every key when the config is read, not when an LLM stage starts."""
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,6 @@ class LLMSpec:
         from ingest.llm.local_models import is_tiny_model
 
         return self.backend != "none" and is_tiny_model(self.model)
-
 
 
 def parse_llm(r: _Reader, value: Any) -> LLMSpec:

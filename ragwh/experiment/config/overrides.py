@@ -4,6 +4,7 @@ They are applied to the YAML mapping before it is validated, so an overridden co
 like any other, its resolved form (and hash) says what ran, and ``ragwh report`` re-applies the
 overrides a run recorded before comparing a config with the warehouse's experiment.
 """
+
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,7 @@
 """Reading an experiment YAML for either study: the one error type (:class:`ConfigError`: the file, the dotted
 key, the problem, on one line), typed access to the parsed mapping (:class:`_Reader`), YAML errors on one line
 and the check that a model name can be loaded."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -59,8 +60,9 @@ class _Reader:
             raise self.fail(key, f"expected a mapping, got {type(value).__name__}")
         unknown = sorted(set(value) - allowed)
         if unknown:
-            raise self.fail(f"{key}.{unknown[0]}" if key else unknown[0],
-                            f"unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise self.fail(
+                f"{key}.{unknown[0]}" if key else unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})"
+            )
         return value
 
     def string(self, value: Any, key: str) -> str:

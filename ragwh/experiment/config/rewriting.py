@@ -64,6 +64,7 @@ top-level ``limit`` / ``--limit`` overrides it for every hotpotqa corpus), ``bei
 ``corpus.jsonl``), ``enterprise_rag`` (source: ``questions.jsonl``; option ``documents``: the export,
 relative to the data directory) and ``ambignq`` (source: the questions JSON; option ``passages``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -74,7 +75,6 @@ from typing import Any
 import yaml
 
 from ingest.llm.yamlfile import load_yaml
-
 from ingest.rewriting.settings import RewriteSettings
 from ingest.rewriting.strategies import load_strategies
 from ragwh.experiment.config.chunking import PRECISIONS, CorpusSpec, config_file, load_config
@@ -95,17 +95,54 @@ from ragwh.experiment.config.rewriting_analysis import (  # noqa: F401  (re-expo
 LOADERS = ("hotpotqa", "beir", "enterprise_rag", "ambignq")
 #: corpus option naming a second input path (relative to the data directory) per loader
 PATH_OPTIONS = {"enterprise_rag": "documents", "ambignq": "passages"}
-LOADER_OPTIONS = {"hotpotqa": {"split", "limit"}, "beir": {"split"}, "enterprise_rag": {"documents"},
-                  "ambignq": {"passages"}}
+LOADER_OPTIONS = {
+    "hotpotqa": {"split", "limit"},
+    "beir": {"split"},
+    "enterprise_rag": {"documents"},
+    "ambignq": {"passages"},
+}
 #: the banner of rewrites from a tiny model (ingest.llm.local_models.is_tiny_model): labelled, never a result
-TINY_LABEL = ("TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's answers come from {model} (a "
-              "135M-parameter model that runs anywhere); they exercise the pipeline and do not reproduce the study. "
-              "Serve a real model (llm.backend openai / vllm) for results.")
+TINY_LABEL = (
+    "TINY-MODEL OUTPUT, NOT RESULTS: the rewrites and the reader's answers come from {model} (a "
+    "135M-parameter model that runs anywhere); they exercise the pipeline and do not reproduce the study. "
+    "Serve a real model (llm.backend openai / vllm) for results."
+)
 
-_TOP = {"name", "study", "description", "demo", "corpora", "embedder", "reranker", "precision", "llm", "limit", "rewriting",
-        "analysis", "reader", *ENGINE_KEYS}
-_REWRITING = {"strategies", "seeds", "pool", "pool_fill", "mmr", "include_original", "cosine_band", "cosine_filter", "n_variants",
-              "hyde", "q2d_encoding", "rerank_with", "max_merged", "sampling", "chunk", "ann", "dense"}
+_TOP = {
+    "name",
+    "study",
+    "description",
+    "demo",
+    "corpora",
+    "embedder",
+    "reranker",
+    "precision",
+    "llm",
+    "limit",
+    "rewriting",
+    "analysis",
+    "reader",
+    *ENGINE_KEYS,
+}
+_REWRITING = {
+    "strategies",
+    "seeds",
+    "pool",
+    "pool_fill",
+    "mmr",
+    "include_original",
+    "cosine_band",
+    "cosine_filter",
+    "n_variants",
+    "hyde",
+    "q2d_encoding",
+    "rerank_with",
+    "max_merged",
+    "sampling",
+    "chunk",
+    "ann",
+    "dense",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +166,7 @@ class RewritingConfig:
 
     def dbt_vars(self) -> dict[str, Any]:
         """The dbt vars of the rewriting marts this experiment sets (the others keep dbt_project.yml's)."""
+
         def plain(v: Any) -> Any:  # tuples (nested: subsets) as lists, as dbt reads them from JSON
             return [plain(x) for x in v] if isinstance(v, tuple) else v
 
@@ -159,13 +197,19 @@ class RewritingConfig:
 
             data = Path(str(resources.files(DEMO_PACKAGE)))
         if data is None:
-            raise ConfigError(f"{self.source_file}: corpus {corpus.name!r} reads files relative to a data directory; "
-                              "pass --data DIR or set RAGWH_DATA (e.g. RAGWH_DATA=../shared/data)")
+            raise ConfigError(
+                f"{self.source_file}: corpus {corpus.name!r} reads files relative to a data directory; "
+                "pass --data DIR or set RAGWH_DATA (e.g. RAGWH_DATA=../shared/data)"
+            )
         paths = [data / s for s in corpus.sources]
         missing = [str(p) for p in paths if not p.exists()]
         if missing:
-            hint = " (`ragwh fetch hotpotqa --data DIR` downloads the train file)" if corpus.loader == "hotpotqa" else ""
-            raise ConfigError(f"{self.source_file}: corpora[{corpus.name}].sources: not found: {', '.join(missing)}{hint}")
+            hint = (
+                " (`ragwh fetch hotpotqa --data DIR` downloads the train file)" if corpus.loader == "hotpotqa" else ""
+            )
+            raise ConfigError(
+                f"{self.source_file}: corpora[{corpus.name}].sources: not found: {', '.join(missing)}{hint}"
+            )
         return paths
 
     def option_path(self, corpus: CorpusSpec, data: Path | None) -> Path | None:
@@ -197,6 +241,7 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
     for key in ("name", "corpora", "embedder"):
         if key not in raw:
             raise r.fail(key, "required key missing")
+
     def corpus_spec(key: str, c: dict) -> CorpusSpec:
         loader = r.choice(c["loader"], f"{key}.loader", LOADERS)
         sources = r.strings(c["sources"], f"{key}.sources")
@@ -221,20 +266,39 @@ def parse_rewriting_config(raw: Any, file: Path) -> RewritingConfig:
             r.integer(c.options["limit"], f"corpora[{i}].options.limit", 1)
     settings = _settings(r, r.mapping(raw.get("rewriting") or {}, "rewriting", _REWRITING))
     if llm.backend == "none" and any(load_strategies()[s].uses_llm for s in settings.strategies):
-        raise r.fail("llm.backend", "'none' but strategies "
-                     f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
-                     "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100")
+        raise r.fail(
+            "llm.backend",
+            "'none' but strategies "
+            f"{[s for s in settings.strategies if load_strategies()[s].uses_llm]} call an LLM: set llm.backend "
+            "(e.g. transformers with the packaged smollm2-135m-instruct) or keep only S1 and S1-pool100",
+        )
     precision = r.choice(raw.get("precision", "auto"), "precision", PRECISIONS)
     analysis = parse_analysis(r, r.mapping(raw.get("analysis") or {}, "analysis", set(ANALYSIS_VARS)), settings)
-    reader = parse_reader(r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE),
-                          corpora)
+    reader = parse_reader(
+        r, raw.get("reader", {}), settings, llm, dict(analysis).get("baseline", DEFAULT_BASELINE), corpora
+    )
     demo = raw.get("demo", False)
     if not isinstance(demo, bool):
         raise r.fail("demo", f"expected true/false, got {demo!r}")
     engine, ray, max_memory_fraction = parse_engine(r, raw)
-    return RewritingConfig(r.string(raw["name"], "name"), str(raw.get("description", "")), tuple(corpora), embedder,
-                           reranker, llm, limit, settings, file, demo=demo, precision=precision, analysis=analysis,
-                           reader=reader, engine=engine, ray=ray, max_memory_fraction=max_memory_fraction)
+    return RewritingConfig(
+        r.string(raw["name"], "name"),
+        str(raw.get("description", "")),
+        tuple(corpora),
+        embedder,
+        reranker,
+        llm,
+        limit,
+        settings,
+        file,
+        demo=demo,
+        precision=precision,
+        analysis=analysis,
+        reader=reader,
+        engine=engine,
+        ray=ray,
+        max_memory_fraction=max_memory_fraction,
+    )
 
 
 def _settings(r: _Reader, raw: dict) -> RewriteSettings:
@@ -242,8 +306,10 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     values: dict[str, Any] = {}
     known = load_strategies()
     if "strategies" in raw:
-        values["strategies"] = tuple(r.choice(s, f"rewriting.strategies[{i}]", list(known))
-                                     for i, s in enumerate(r.strings(raw["strategies"], "rewriting.strategies")))
+        values["strategies"] = tuple(
+            r.choice(s, f"rewriting.strategies[{i}]", list(known))
+            for i, s in enumerate(r.strings(raw["strategies"], "rewriting.strategies"))
+        )
         r.unique(values["strategies"], "rewriting.strategies")
     if "seeds" in raw:
         if not isinstance(raw["seeds"], list):
@@ -263,15 +329,27 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
             raise r.fail("rewriting.cosine_band", f"expected [lo, hi], got {band!r}")
         values["cosine_band"] = tuple(r.number(x, f"rewriting.cosine_band[{i}]") for i, x in enumerate(band))
     if "cosine_filter" in raw:
-        values["cosine_filter"] = tuple(r.choice(s, f"rewriting.cosine_filter[{i}]", list(known))
-                                        for i, s in enumerate(r.strings(raw["cosine_filter"], "rewriting.cosine_filter")))
+        values["cosine_filter"] = tuple(
+            r.choice(s, f"rewriting.cosine_filter[{i}]", list(known))
+            for i, s in enumerate(r.strings(raw["cosine_filter"], "rewriting.cosine_filter"))
+        )
         r.unique(values["cosine_filter"], "rewriting.cosine_filter")
     if "n_variants" in raw:
         nv = r.mapping(raw["n_variants"], "rewriting.n_variants", {"S2", "S3", "S4"})
-        values["n_variants"] = tuple(sorted({**dict(RewriteSettings().n_variants),
-                                             **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()}}.items()))
-    for key, choices in (("q2d_encoding", ("query", "passage")), ("rerank_with", ("text", "original")),
-                         ("dense", ("hnsw", "exact")), ("pool_fill", ("fixed", "widen"))):
+        values["n_variants"] = tuple(
+            sorted(
+                {
+                    **dict(RewriteSettings().n_variants),
+                    **{k: r.integer(v, f"rewriting.n_variants.{k}", 1) for k, v in nv.items()},
+                }.items()
+            )
+        )
+    for key, choices in (
+        ("q2d_encoding", ("query", "passage")),
+        ("rerank_with", ("text", "original")),
+        ("dense", ("hnsw", "exact")),
+        ("pool_fill", ("fixed", "widen")),
+    ):
         if key in raw:
             values[key] = r.choice(raw[key], f"rewriting.{key}", choices)
     mmr = r.mapping(raw.get("mmr") or {}, "rewriting.mmr", {"lambda", "unit"})
@@ -292,10 +370,16 @@ def _settings(r: _Reader, raw: dict) -> RewriteSettings:
     if "max_tokens" in sampling:
         values["max_tokens"] = r.integer(sampling["max_tokens"], "rewriting.sampling.max_tokens", 1)
     if isinstance(raw.get("ann"), dict) and "seeds" in raw["ann"]:
-        raise r.fail("rewriting.ann.seeds", "the HNSW index seeds follow the run seeds (rewriting.seeds); "
-                     "set how many graphs S1-ann4 searches with rewriting.ann.graphs")
-    ann = r.mapping(raw.get("ann") or {}, "rewriting.ann",
-                    {"graphs", "m", "ef_construction", "ef_search", "build_workers", "recall_check"})
+        raise r.fail(
+            "rewriting.ann.seeds",
+            "the HNSW index seeds follow the run seeds (rewriting.seeds); "
+            "set how many graphs S1-ann4 searches with rewriting.ann.graphs",
+        )
+    ann = r.mapping(
+        raw.get("ann") or {},
+        "rewriting.ann",
+        {"graphs", "m", "ef_construction", "ef_search", "build_workers", "recall_check"},
+    )
     for key in ("graphs", "m", "ef_construction", "ef_search", "build_workers"):
         if key in ann:
             values[f"ann_{key}"] = r.integer(ann[key], f"rewriting.ann.{key}", 1)

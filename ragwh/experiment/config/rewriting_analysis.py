@@ -29,6 +29,7 @@ A seed key (``rescue_seed``, ``ensemble_seed``, ``reader.seeds``) must name conf
 paper's 42 is not among ``rewriting.seeds`` and the key is not given, the first configured seed is used
 (and passed to dbt), so every default names data the run produces.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,18 +45,32 @@ from ragwh.experiment.config.reader import _Reader
 from udfs.metrics.registry import registered_metrics
 
 #: ``analysis:`` key -> the dbt var of the rewriting marts it sets (defaults: dbt_project.yml vars)
-ANALYSIS_VARS = {"baseline": "rewriting_baseline", "bootstrap_b": "rewriting_bootstrap_b",
-                 "bootstrap_seed": "rewriting_bootstrap_seed", "primary_metric": "rewriting_primary_metric",
-                 "rescue_seed": "rewriting_rescue_seed", "rrf_k": "rewriting_rrf_k", "router_taus": "router_taus",
-                 "router_taus_cosine": "router_taus_cosine", "router_folds": "router_folds", "paper_tau": "router_paper_tau",
-                 "ensemble_seed": "rewriting_ensemble_seed", "predeclared_subsets": "rewriting_predeclared_subsets",
-                 "reference_ensemble": "rewriting_reference_ensemble"}
+ANALYSIS_VARS = {
+    "baseline": "rewriting_baseline",
+    "bootstrap_b": "rewriting_bootstrap_b",
+    "bootstrap_seed": "rewriting_bootstrap_seed",
+    "primary_metric": "rewriting_primary_metric",
+    "rescue_seed": "rewriting_rescue_seed",
+    "rrf_k": "rewriting_rrf_k",
+    "router_taus": "router_taus",
+    "router_taus_cosine": "router_taus_cosine",
+    "router_folds": "router_folds",
+    "paper_tau": "router_paper_tau",
+    "ensemble_seed": "rewriting_ensemble_seed",
+    "predeclared_subsets": "rewriting_predeclared_subsets",
+    "reference_ensemble": "rewriting_reference_ensemble",
+}
 RAW_METRICS = registered_metrics("document")  # seeds/metric_registry.csv
 #: dbt_project.yml's defaults of the vars whose value must name a configured strategy / seed
 DEFAULT_BASELINE, DEFAULT_RESCUE_SEED, DEFAULT_ENSEMBLE_SEED = "S1", 42, 42
 #: the paper's pre-declared ensembles and the budget table's reference ensemble (dbt_project.yml's defaults)
-PAPER_PREDECLARED = (("S1", "Q2D"), ("S1", "HyDE", "Q2D"), ("S1", "S3", "S4", "HyDE"), ("S1", "S3", "S4", "HyDE", "Q2D"),
-                     ("HyDE", "Q2D"))
+PAPER_PREDECLARED = (
+    ("S1", "Q2D"),
+    ("S1", "HyDE", "Q2D"),
+    ("S1", "S3", "S4", "HyDE"),
+    ("S1", "S3", "S4", "HyDE", "Q2D"),
+    ("HyDE", "Q2D"),
+)
 PAPER_REFERENCE = ("S1", "S3", "S4", "HyDE")
 
 READER_MODES = tuple(PROMPTS)
@@ -91,11 +106,18 @@ class ReaderSpec:
         return self.max_tokens if self.max_tokens is not None else MAX_TOKENS[self.mode_of(corpus)]
 
     def dbt_vars(self) -> dict[str, Any]:
-        return {"reader_helpers": list(self.helpers), "reader_top_k": self.top_k, "reader_sample": self.sample,
-                "reader_sample_seed": self.sample_seed, "reader_seeds": list(self.seeds)}
+        return {
+            "reader_helpers": list(self.helpers),
+            "reader_top_k": self.top_k,
+            "reader_sample": self.sample,
+            "reader_sample_seed": self.sample_seed,
+            "reader_seeds": list(self.seeds),
+        }
 
 
-def _seed(r: _Reader, raw: dict, key: str, settings: RewriteSettings, default: int, where: str = "analysis") -> int | None:
+def _seed(
+    r: _Reader, raw: dict, key: str, settings: RewriteSettings, default: int, where: str = "analysis"
+) -> int | None:
     """A configured seed for ``key``: its value (checked), or None when the default is among the seeds."""
     if key in raw:
         seed = r.integer(raw[key], f"{where}.{key}", 0)
@@ -136,8 +158,11 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
     if "baseline" in raw:
         out["baseline"] = r.choice(raw["baseline"], "analysis.baseline", solo)
     elif DEFAULT_BASELINE not in settings.strategies:
-        raise r.fail("analysis.baseline", f"the default baseline {DEFAULT_BASELINE} is not among rewriting.strategies: "
-                                          f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})")
+        raise r.fail(
+            "analysis.baseline",
+            f"the default baseline {DEFAULT_BASELINE} is not among rewriting.strategies: "
+            f"add it, or name another solo strategy ({', '.join(solo) or 'none configured'})",
+        )
     if "primary_metric" in raw:
         out["primary_metric"] = r.choice(raw["primary_metric"], "analysis.primary_metric", RAW_METRICS)
     if "paper_tau" in raw:  # the paper's fixed router tau (0.65), applied to every dataset
@@ -148,8 +173,11 @@ def parse_analysis(r: _Reader, raw: dict, settings: RewriteSettings) -> tuple[tu
     for key in ("router_taus", "router_taus_cosine"):
         if key in raw:
             taus = raw[key]
-            if not (isinstance(taus, list) and taus and all(isinstance(t, (int, float)) and not isinstance(t, bool)
-                                                            and -1.0 <= t <= 1.0 for t in taus)):
+            if not (
+                isinstance(taus, list)
+                and taus
+                and all(isinstance(t, (int, float)) and not isinstance(t, bool) and -1.0 <= t <= 1.0 for t in taus)
+            ):
                 raise r.fail(f"analysis.{key}", f"expected a non-empty list of numbers in [-1, 1], got {taus!r}")
             out[key] = tuple(float(t) for t in taus)
             r.unique(out[key], f"analysis.{key}")
@@ -180,19 +208,27 @@ def _modes(r: _Reader, raw: Any, corpora: list[CorpusSpec]) -> tuple[tuple[str, 
     return tuple(sorted(modes.items()))
 
 
-def parse_reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, baseline: str,
-                 corpora: list[CorpusSpec]) -> ReaderSpec | None:
+def parse_reader(
+    r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, baseline: str, corpora: list[CorpusSpec]
+) -> ReaderSpec | None:
     """``reader:`` (a mapping, or ``none``); no reader without an LLM or without a helper to merge. A
     helper is a configured solo strategy other than the baseline."""
     if raw in (None, "none") or llm.backend == "none":
         return None
-    raw = r.mapping(raw, "reader", {"helpers", "top_k", "max_tokens", "mode", "sample", "sample_seed", "seeds", "calls"})
+    raw = r.mapping(
+        raw, "reader", {"helpers", "top_k", "max_tokens", "mode", "sample", "sample_seed", "seeds", "calls"}
+    )
     defaults = ReaderSpec()
     known = load_strategies()
     allowed = [s for s in settings.strategies if known[s].kind == "solo" and s != baseline]
-    helpers = tuple(r.choice(h, f"reader.helpers[{i}]", allowed)
-                    for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))) if "helpers" in raw \
+    helpers = (
+        tuple(
+            r.choice(h, f"reader.helpers[{i}]", allowed)
+            for i, h in enumerate(r.strings(raw["helpers"], "reader.helpers"))
+        )
+        if "helpers" in raw
         else tuple(h for h in defaults.helpers if h in allowed)
+    )
     r.unique(helpers, "reader.helpers")
     if not helpers:
         return None
@@ -205,15 +241,21 @@ def parse_reader(r: _Reader, raw: Any, settings: RewriteSettings, llm: LLMSpec, 
     sample = None if sample is None else r.integer(sample, "reader.sample", 1)
     sample_seed = r.integer(raw.get("sample_seed", defaults.sample_seed), "reader.sample_seed", 0)
     if "seeds" in raw:
-        seeds = tuple(r.integer(s, f"reader.seeds[{i}]", 0) for i, s in enumerate(_list(r, raw["seeds"], "reader.seeds")))
+        seeds = tuple(
+            r.integer(s, f"reader.seeds[{i}]", 0) for i, s in enumerate(_list(r, raw["seeds"], "reader.seeds"))
+        )
         wrong = [s for s in seeds if s not in settings.seeds]
         if not seeds or wrong or len(set(seeds)) != len(seeds):
-            raise r.fail("reader.seeds", f"expected distinct seeds among rewriting.seeds {list(settings.seeds)}, "
-                                         f"got {list(seeds)}")
+            raise r.fail(
+                "reader.seeds",
+                f"expected distinct seeds among rewriting.seeds {list(settings.seeds)}, got {list(seeds)}",
+            )
     else:
         seeds = defaults.seeds if set(defaults.seeds) <= set(settings.seeds) else settings.seeds[:1]
     calls = r.choice(raw["calls"], "reader.calls", READER_CALLS) if "calls" in raw else defaults.calls
-    return ReaderSpec(helpers, top_k, max_tokens, _modes(r, raw.get("mode"), corpora), sample, sample_seed, seeds, calls)
+    return ReaderSpec(
+        helpers, top_k, max_tokens, _modes(r, raw.get("mode"), corpora), sample, sample_seed, seeds, calls
+    )
 
 
 def _list(r: _Reader, value: Any, key: str) -> list:

@@ -6,6 +6,7 @@ mappings ``{name, treatment, control}`` whose arms are ``CONDITION`` or ``CONDIT
 (:class:`DeclaredContrast`; dbt var ``declared_contrasts``). Parsed here for
 :func:`ragwh.experiment.config.chunking.parse_config`, errors through its reader (file and dotted key).
 """
+
 from __future__ import annotations
 
 import dataclasses

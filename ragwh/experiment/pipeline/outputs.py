@@ -6,6 +6,7 @@ corpus replaced or wiped by hand, a deleted run or a rebuilt model makes its sta
 Each :class:`Output` is restricted to the stage's own scope (its corpus, embedder, reranker) and to
 rows no later stage rewrites, so one run never invalidates its own earlier stages.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,9 +14,20 @@ from dataclasses import dataclass
 from ingest.retrieval.embed import QUERY_HASH_PREFIX
 
 #: Tables ``dbt build +tag:evaluation`` builds from models/marts/chunking .
-EVALUATION_MARTS = ("query_metrics", "condition_means", "metric_cuts", "contrasts", "contrast_pairing", "contrast_mde",
-                    "primary_contrasts", "evaluation_exclusions", "dose_response", "section_recall_summary",
-                    "shallow_runs", "contrast_slices")
+EVALUATION_MARTS = (
+    "query_metrics",
+    "condition_means",
+    "metric_cuts",
+    "contrasts",
+    "contrast_pairing",
+    "contrast_mde",
+    "primary_contrasts",
+    "evaluation_exclusions",
+    "dose_response",
+    "section_recall_summary",
+    "shallow_runs",
+    "contrast_slices",
+)
 #: Loaders whose queries come from a later stage (``queries``), not from the loader.
 GENERATED_QUERY_LOADERS = ("wikipedia",)
 
@@ -37,11 +49,17 @@ def _of_corpus(table: str, column: str, corpus: str, extra: str = "") -> Output:
 
 def ingest(corpus: str, loader: str) -> list[Output]:
     """A loader's documents, paragraphs and gold sections, and its queries, evidence and qrels."""
-    out = [Output("documents", "corpus = ?", (corpus,)), _of_corpus("paragraphs", "doc_id", corpus),
-           _of_corpus("sections", "doc_id", corpus, " AND structure = 'gold'")]
+    out = [
+        Output("documents", "corpus = ?", (corpus,)),
+        _of_corpus("paragraphs", "doc_id", corpus),
+        _of_corpus("sections", "doc_id", corpus, " AND structure = 'gold'"),
+    ]
     if loader not in GENERATED_QUERY_LOADERS:
-        out += [Output("queries", "corpus = ?", (corpus,)), _of_corpus("evidence", "query_id", corpus),
-                _of_corpus("qrels", "query_id", corpus)]
+        out += [
+            Output("queries", "corpus = ?", (corpus,)),
+            _of_corpus("evidence", "query_id", corpus),
+            _of_corpus("qrels", "query_id", corpus),
+        ]
     return out
 
 
@@ -51,8 +69,10 @@ def queries(corpus: str) -> list[Output]:
 
 def induce(corpus: str, inducer: str) -> list[Output]:
     structure = f"induced:{inducer}"
-    return [Output("sections", "structure = ? AND starts_with(doc_id, ?)", (structure, corpus + "/")),
-            Output("induction_log", "structure = ? AND starts_with(doc_id, ?)", (structure, corpus + "/"))]
+    return [
+        Output("sections", "structure = ? AND starts_with(doc_id, ?)", (structure, corpus + "/")),
+        Output("induction_log", "structure = ? AND starts_with(doc_id, ?)", (structure, corpus + "/")),
+    ]
 
 
 def chunk(corpus: str) -> list[Output]:
@@ -63,9 +83,12 @@ def chunk(corpus: str) -> list[Output]:
 
     owned = f" AND NOT starts_with(chunkset, '{SENTENCE_CHUNKSET_PREFIX}')"
     kinds = ", ".join(f"'{k}'" for k in DERIVED_KINDS)
-    return [_of_corpus("chunks", "doc_id", corpus, owned), _of_corpus("chunkset_docs", "doc_id", corpus, owned),
-            Output("chunk_prefixes", f"prefix_kind IN ({kinds}) AND contains(chunk_id, ?){owned}", (f"|{corpus}/",)),
-            Output("placebo_paths", "corpus = ?", (corpus,))]
+    return [
+        _of_corpus("chunks", "doc_id", corpus, owned),
+        _of_corpus("chunkset_docs", "doc_id", corpus, owned),
+        Output("chunk_prefixes", f"prefix_kind IN ({kinds}) AND contains(chunk_id, ?){owned}", (f"|{corpus}/",)),
+        Output("placebo_paths", "corpus = ?", (corpus,)),
+    ]
 
 
 def contexts(corpus: str) -> list[Output]:
@@ -79,14 +102,22 @@ def conditions() -> list[Output]:
 def embed(corpus: str, embedder: str) -> list[Output]:
     """The embedder's stored keys among the corpus's condition texts and queries (a vector is never
     rewritten under its key, so the keys say what is stored)."""
-    return [Output("embeddings", "embedder = ? AND text_hash IN (SELECT text_hash FROM int_condition_texts WHERE "
-                                 "corpus = ? UNION ALL SELECT sha256(? || text) FROM queries WHERE corpus = ?)",
-                   (embedder, corpus, QUERY_HASH_PREFIX, corpus), ("text_hash",))]
+    return [
+        Output(
+            "embeddings",
+            "embedder = ? AND text_hash IN (SELECT text_hash FROM int_condition_texts WHERE "
+            "corpus = ? UNION ALL SELECT sha256(? || text) FROM queries WHERE corpus = ?)",
+            (embedder, corpus, QUERY_HASH_PREFIX, corpus),
+            ("text_hash",),
+        )
+    ]
 
 
 def retrieve(corpus: str, embedder: str) -> list[Output]:
-    return [Output("runs", "corpus = ? AND embedder = ? AND reranker = 'none'", (corpus, embedder)),
-            Output("routing", "corpus = ? AND embedder = ?", (corpus, embedder))]
+    return [
+        Output("runs", "corpus = ? AND embedder = ? AND reranker = 'none'", (corpus, embedder)),
+        Output("routing", "corpus = ? AND embedder = ?", (corpus, embedder)),
+    ]
 
 
 def rerank(corpus: str, embedder: str, reranker: str) -> list[Output]:

@@ -7,6 +7,7 @@ and output digest (:mod:`ragwh.experiment.pipeline.outputs`) equal what ``stage_
 skipped and says so. It also builds the run's one LLM backend and the stored model names. The studies'
 stages live in :mod:`ragwh.experiment.pipeline.chunking` and :mod:`ragwh.experiment.pipeline.rewriting`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,9 +22,9 @@ import duckdb
 from rich.console import Console
 from rich.markup import escape
 
+from ragwh.experiment.pipeline import outputs as stage_outputs
 from warehouse import manifest
 from warehouse.db import WarehouseError, checkpoint, connect, write_failure
-from ragwh.experiment.pipeline import outputs as stage_outputs
 from warehouse.paths import reports_dir, warehouse_path
 
 #: the code a report is rendered by (its sections and the paper tables): part of the report stage's inputs
@@ -67,8 +68,15 @@ class StagePipeline:
     """Runs one experiment against one warehouse file, stage by stage (see module docstring); a
     study's pipeline adds its stages, :meth:`primary_model` and :meth:`dbt_vars`."""
 
-    def __init__(self, config: Any, *, data: Path | None, warehouse: str | Path | None = None,
-                 report_path: Path | None = None, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        data: Path | None,
+        warehouse: str | Path | None = None,
+        report_path: Path | None = None,
+        console: Console | None = None,
+    ) -> None:
         self.config = config
         self.data = data
         self.warehouse = warehouse_path(warehouse)
@@ -128,7 +136,8 @@ class StagePipeline:
             raise PipelineError(
                 f"{self.config.source_file}: system {name!r} of corpus {corpus} holds an imported run (from {file}) "
                 f"that this run would replace: re-import it under another name (`ragwh import run {file} --name "
-                f"{name}-imported ...`), or name this config's system otherwise (bm25.name, embedders)")
+                f"{name}-imported ...`), or name this config's system otherwise (bm25.name, embedders)"
+            )
 
     def check_bootstrap(self) -> None:
         """Before the stages that bootstrap (and at the start, with what is loaded): :class:`PipelineError` when B
@@ -160,8 +169,9 @@ class StagePipeline:
         from warehouse.identity import finish_experiment
 
         computed = split_name(self.embedder_name(self.primary_model()))[1] or "fp32"
-        self.experiment_id = record_start(self.con, self.config, self.overrides,
-                                          study_settings(self.config, self.dbt_vars()), computed)
+        self.experiment_id = record_start(
+            self.con, self.config, self.overrides, study_settings(self.config, self.dbt_vars()), computed
+        )
         try:
             yield
             finish_experiment(self.con, self.experiment_id, "finished")
@@ -201,8 +211,16 @@ class StagePipeline:
         raise NotImplementedError
 
     # --- one stage -------------------------------------------------------------------------------
-    def stage(self, stage: str, scope: str, parts: list[str], work: Callable[[], str], *, force: bool = False,
-              outputs: list[stage_outputs.Output] = ()) -> str:
+    def stage(
+        self,
+        stage: str,
+        scope: str,
+        parts: list[str],
+        work: Callable[[], str],
+        *,
+        force: bool = False,
+        outputs: list[stage_outputs.Output] = (),
+    ) -> str:
         """Run ``work`` unless ``parts`` fingerprint to what ``stage_manifest`` holds for (stage, scope)
         and the ``outputs`` rows digest to what they did when the stage last finished (``force``: run
         regardless, e.g. when the stage's output file is missing).
@@ -218,8 +236,11 @@ class StagePipeline:
                 self.outcome.stages.append(StageResult(stage, scope, "skipped", 0.0, _peak_rss_mb(), "unchanged"))
                 self.console.print(f"[dim]= {label}: unchanged, skipped[/]")
                 return fp
-            self.console.print(f"[yellow]! {label}: inputs unchanged but its output in the warehouse changed since it "
-                               "ran: running it again[/]", soft_wrap=True)
+            self.console.print(
+                f"[yellow]! {label}: inputs unchanged but its output in the warehouse changed since it "
+                "ran: running it again[/]",
+                soft_wrap=True,
+            )
         self.console.print(f"[bold]> {label}[/]")
         started = time.perf_counter()
         failed_before, final_before = self._llm_failed(), self._llm_final()
@@ -238,11 +259,15 @@ class StagePipeline:
             detail += f"; {failed} LLM answers failed (empty or unusable, not cached): the next run asks again"
         final = self._llm_final() - final_before
         if final:
-            detail += (f"; {final} LLM answers kept as final failures (failed in llm.max_attempts runs; "
-                       "ragwh run --retry-failed asks them again)")
+            detail += (
+                f"; {final} LLM answers kept as final failures (failed in llm.max_attempts runs; "
+                "ragwh run --retry-failed asks them again)"
+            )
         recorded = f"incomplete:{fp}" if failed else f"final:{fp}" if final else fp
         try:
-            manifest.record(self.con, stage, scope, recorded, detail, seconds, manifest.output_digest(self.con, outputs))
+            manifest.record(
+                self.con, stage, scope, recorded, detail, seconds, manifest.output_digest(self.con, outputs)
+            )
         except duckdb.Error as exc:
             cause = write_failure(self.warehouse, exc) or " ".join(str(exc).split("\n")[0].split())
             raise PipelineError(f"stage {stage} [{scope}] failed: {cause}") from None
@@ -288,9 +313,11 @@ class StagePipeline:
     def repair_command(self) -> str:
         """What a failed dbt relationships test tells the user to run: this experiment again, which
         reloads what changed outside ``ragwh run`` and reruns every stage downstream of it."""
-        return (f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
-                f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
-                "depends on a changed table")
+        return (
+            f"`ragwh run --config {shlex.quote(str(self.config.source_file))} --warehouse "
+            f"{shlex.quote(str(self.warehouse))}` reloads what the config names and reruns every stage that "
+            "depends on a changed table"
+        )
 
     def _llm_failed(self) -> int:
         """LLM calls of this run that failed (empty or unusable answers: never cached) and are asked again."""

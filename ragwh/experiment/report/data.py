@@ -2,6 +2,7 @@
 
 A mart that was not built reads as no rows (the section then says 'not run'), never as an error.
 """
+
 from __future__ import annotations
 
 import csv
@@ -15,7 +16,9 @@ from warehouse.paths import PROJECT_ROOT
 
 
 def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0])
+    return bool(
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0]
+    )
 
 
 def fetch_rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> list[dict]:
@@ -43,11 +46,16 @@ def contrast_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     if not relation_exists(con, "contrasts"):
         return []
     questions = {r["contrast"]: r for r in seed_rows("contrast_family")}
-    rows = fetch_rows(con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast")
+    rows = fetch_rows(
+        con, "SELECT * FROM contrasts ORDER BY is_primary DESC, corpus, embedder, reranker, metric, contrast"
+    )
     for r in rows:
         seed = questions.get(r["contrast"], {})
         r["question"] = seed.get("question", "") or ("declared" if r.get("family") == "declared" else "")
-        treatment, control = r.get("treatment") or seed.get("treatment", "?"), r.get("control") or seed.get("control", "?")
+        treatment, control = (
+            r.get("treatment") or seed.get("treatment", "?"),
+            r.get("control") or seed.get("control", "?"),
+        )
         if r.get("control_embedder", r["embedder"]) != r["embedder"]:
             treatment, control = f"{treatment}@{r['embedder']}", f"{control}@{r['control_embedder']}"
         r["arms"] = f"{treatment} − {control}"
@@ -69,14 +77,22 @@ def condition_means(con: duckdb.DuckDBPyConnection) -> list[dict]:
     bootstrap interval ``ci_low`` .. ``ci_high`` (a mart built before it had them: ``mean ± 1.96 · sd / √n``)."""
     if not relation_exists(con, "condition_means"):
         return []
-    has_ci = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'condition_means' "
-                         "AND column_name = 'ci_low'").fetchone()[0]
-    ci = ("ci_low, ci_high, n_docs" if has_ci else
-          "mean_value - 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_low, "
-          "mean_value + 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_high, NULL AS n_docs")
-    return fetch_rows(con, f"""
+    has_ci = con.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'condition_means' "
+        "AND column_name = 'ci_low'"
+    ).fetchone()[0]
+    ci = (
+        "ci_low, ci_high, n_docs"
+        if has_ci
+        else "mean_value - 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_low, "
+        "mean_value + 1.96 * coalesce(sd_value, 0) / sqrt(greatest(n_queries, 1)) AS ci_high, NULL AS n_docs"
+    )
+    return fetch_rows(
+        con,
+        f"""
         SELECT corpus, embedder, reranker, condition, metric, mean_value AS mean, n_queries AS n, {ci}
-        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""")
+        FROM condition_means ORDER BY corpus, embedder, reranker, condition, metric""",
+    )
 
 
 def primary_embedder_name(con: duckdb.DuckDBPyConnection, config: ExperimentConfig) -> str:
@@ -106,5 +122,3 @@ def primary_cells(config: ExperimentConfig, embedder_name: str) -> list[Cell]:
     """The primary cell per corpus (the config's embedder x reranker; all corpora unless it names one)."""
     corpora = [config.primary.corpus] if config.primary.corpus else [c.name for c in config.corpora]
     return [Cell(c, embedder_name, config.primary.reranker) for c in corpora]
-
-

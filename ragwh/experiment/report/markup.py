@@ -5,6 +5,7 @@ Figures: :func:`svg` embeds a figure as SVG and, inside :func:`figures_to`, also
 The chunking study's figures are drawn :data:`PAPER_WIDTH` inches wide (one column of a two-column
 paper); the rewriting sections embed PNG (:func:`png`) and write the same files when named.
 """
+
 from __future__ import annotations
 
 import base64
@@ -75,6 +76,7 @@ def svg(fig, name: str) -> str:
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     return f'<img alt="{html.escape(name)}" src="data:image/svg+xml;base64,{data}">'
 
+
 #: A table cell holding a number, an interval or a dash: right-aligned.
 NUMERIC = re.compile(r"(&lt;)?[\s\d.,+\-−\[\]–e/%]+(\s*<small>\(\d+\)</small>)?")
 
@@ -108,9 +110,14 @@ def fmt_p(value, n_boot: int | None = None, scale: int = 1) -> str:
 
 def html_table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr" + (' class="primary"' if r and r[0].startswith("★") else "") + ">"
-                   + "".join(f'<td class="num">{c}</td>' if NUMERIC.fullmatch(c) else f"<td>{c}</td>" for c in r)
-                   + "</tr>" for r in rows)
+    body = "".join(
+        "<tr"
+        + (' class="primary"' if r and r[0].startswith("★") else "")
+        + ">"
+        + "".join(f'<td class="num">{c}</td>' if NUMERIC.fullmatch(c) else f"<td>{c}</td>" for c in r)
+        + "</tr>"
+        for r in rows
+    )
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -134,7 +141,9 @@ def not_run_note(reason: str) -> str:
 
 
 def section(anchor: str, title: str, what: str, body: str) -> str:
-    return f'<section id="{anchor}"><h2>{html.escape(title)}</h2><p class="what">{html.escape(what)}</p>{body}</section>'
+    return (
+        f'<section id="{anchor}"><h2>{html.escape(title)}</h2><p class="what">{html.escape(what)}</p>{body}</section>'
+    )
 
 
 CSS = """
@@ -158,17 +167,30 @@ def experiment_meta(con, study: str) -> str:
 
     row = latest_experiment(con, study)
     if row is None:
-        return ("<p class='meta'><b>No experiment recorded</b> in this warehouse (it was not built by `ragwh run`): "
-                "the settings named here are the config's, not necessarily those the marts were built with.</p>")
+        return (
+            "<p class='meta'><b>No experiment recorded</b> in this warehouse (it was not built by `ragwh run`): "
+            "the settings named here are the config's, not necessarily those the marts were built with.</p>"
+        )
     packages = ", ".join(f"{k} {v}" for k, v in sorted(json.loads(row["packages_json"]).items()) if v)
     overrides = json.loads(row["overrides_json"])
     finished = f"{row['finished_at']:%Y-%m-%d %H:%M:%S} UTC" if row["finished_at"] else "–"
-    fields = [("experiment", f"#{row['experiment_id']} {row['name']} ({row['study']})"),
-              ("status", row["status"] + (" (this report is written by the run)" if row["status"] == "running" else "")),
-              ("started", f"{row['started_at']:%Y-%m-%d %H:%M:%S} UTC"), ("finished", finished),
-              ("config", f"{row['config_file']} (sha256 {row['config_hash'][:12]})"
-               + (f", overrides {json.dumps(overrides, sort_keys=True)}" if overrides else "")),
-              ("code", f"ragwarehouse {row['project_version']}, commit {row['git_commit'] or 'unknown'}"),
-              ("precision", row["precision"]), ("device", row["device"]), ("packages", packages)]
-    return ("<p class='meta experiment'>" + " · ".join(f"{html.escape(k)} <b>{html.escape(str(v))}</b>" for k, v in fields)
-            + "</p>")
+    fields = [
+        ("experiment", f"#{row['experiment_id']} {row['name']} ({row['study']})"),
+        ("status", row["status"] + (" (this report is written by the run)" if row["status"] == "running" else "")),
+        ("started", f"{row['started_at']:%Y-%m-%d %H:%M:%S} UTC"),
+        ("finished", finished),
+        (
+            "config",
+            f"{row['config_file']} (sha256 {row['config_hash'][:12]})"
+            + (f", overrides {json.dumps(overrides, sort_keys=True)}" if overrides else ""),
+        ),
+        ("code", f"ragwarehouse {row['project_version']}, commit {row['git_commit'] or 'unknown'}"),
+        ("precision", row["precision"]),
+        ("device", row["device"]),
+        ("packages", packages),
+    ]
+    return (
+        "<p class='meta experiment'>"
+        + " · ".join(f"{html.escape(k)} <b>{html.escape(str(v))}</b>" for k, v in fields)
+        + "</p>"
+    )

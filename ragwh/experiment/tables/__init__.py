@@ -12,6 +12,7 @@ numbers. Files: ``<table>.tex`` (a ``table`` float each group; ``tables.tex`` is
 ``\\input``s them and compiles as is with pdflatex: booktabs, graphicx), ``<table>.csv`` (the raw records,
 full precision), ``<table>.md``. Captions carry the demo / tiny-model label when it applies.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,9 +45,14 @@ def chunking_context(cells, metrics, label: str = "", not_run: dict[str, str] | 
     not_run = not_run or {}
     missing = [f"{c} ({' − '.join(arms)}): {not_run[c]}" for c, arms in known_contrasts().items() if c in not_run]
     notes = (("chunking-table1", "Not in this table: " + "; ".join(missing) + "."),) if missing else ()
-    return Context(cells=tuple((c.corpus, c.embedder, c.reranker) for c in cells), metrics=tuple(metrics),
-                   conditions=tuple(condition_order()), primary_metric=metrics[0] if metrics else "", label=label,
-                   notes=notes)
+    return Context(
+        cells=tuple((c.corpus, c.embedder, c.reranker) for c in cells),
+        metrics=tuple(metrics),
+        conditions=tuple(condition_order()),
+        primary_metric=metrics[0] if metrics else "",
+        label=label,
+        notes=notes,
+    )
 
 
 def chunking_label(config) -> str:
@@ -55,7 +61,9 @@ def chunking_label(config) -> str:
 
     labels = [DEMO_LABEL] if config.demo else []
     if config.llm.tiny:
-        labels.append(f"{TINY_MODEL_LABEL} (LLM {config.llm.model}: induced structure, A1 contexts, generated queries).")
+        labels.append(
+            f"{TINY_MODEL_LABEL} (LLM {config.llm.model}: induced structure, A1 contexts, generated queries)."
+        )
     return " ".join(labels)
 
 
@@ -67,14 +75,17 @@ def rewriting_label(con: duckdb.DuckDBPyConnection, config=None) -> str:
     labels = [DEMO_LABEL] if getattr(config, "demo", False) else []
     label = getattr(config, "tiny_model_label", None)
     if label is None and relation_exists(con, "corpus_meta"):
-        tiny = con.execute("SELECT count(*) FROM corpus_meta WHERE key = 'rewriting_tiny_model' AND value = 'true'").fetchone()[0]
+        tiny = con.execute(
+            "SELECT count(*) FROM corpus_meta WHERE key = 'rewriting_tiny_model' AND value = 'true'"
+        ).fetchone()[0]
         if tiny:
             label = "TINY-MODEL OUTPUT, NOT RESULTS: the rewrites come from the tiny packaged LLM."
     return " ".join(labels + ([label] if label else []))
 
 
-def definitions_for(con: duckdb.DuckDBPyConnection, config,
-                    not_run: dict[str, str] | None = None) -> list[tuple[TableDef, Context]]:
+def definitions_for(
+    con: duckdb.DuckDBPyConnection, config, not_run: dict[str, str] | None = None
+) -> list[tuple[TableDef, Context]]:
     """The tables of an experiment: a chunking config's two tables (and the rewriting ones when the warehouse
     holds the rewriting marts), a rewriting config's eight, on the primary metric the warehouse's marts were built
     with (setting rewriting_primary_metric); ``not_run`` (condition or contrast -> reason) names the
@@ -88,8 +99,9 @@ def definitions_for(con: duckdb.DuckDBPyConnection, config,
     out: list[tuple[TableDef, Context]] = []
     if not isinstance(config, RewritingConfig):
         cells = primary_cells(config, primary_embedder_name(con, config))
-        ctx = chunking_context(cells, held_metrics(con, config.primary.metric) or [config.primary.metric],
-                               chunking_label(config), not_run)
+        ctx = chunking_context(
+            cells, held_metrics(con, config.primary.metric) or [config.primary.metric], chunking_label(config), not_run
+        )
         out += [(d, ctx) for d in chunking.definitions(ctx) + slices.chunking_definitions(con)]
         if not has_rewriting(con):
             return out
@@ -112,8 +124,14 @@ def write_tables(tables: list[Rendered], definition: TableDef, out: Path, fmt: s
     return path
 
 
-def export_tables(con: duckdb.DuckDBPyConnection, config, out: str | Path, formats=FORMATS,
-                  figures: str | Path | None = None, not_run: dict[str, str] | None = None) -> Exported:
+def export_tables(
+    con: duckdb.DuckDBPyConnection,
+    config,
+    out: str | Path,
+    formats=FORMATS,
+    figures: str | Path | None = None,
+    not_run: dict[str, str] | None = None,
+) -> Exported:
     """Write every table of the experiment in each format under ``out`` (and, with ``figures``, every report
     figure as SVG and PDF there). Tables whose mart is absent or empty are listed in ``skipped``."""
     unknown = sorted(set(formats) - set(FORMATS))
@@ -141,8 +159,9 @@ def export_tables(con: duckdb.DuckDBPyConnection, config, out: str | Path, forma
     return result
 
 
-def write_figures(con: duckdb.DuckDBPyConnection, config, directory: str | Path,
-                  not_run: dict[str, str] | None = None) -> list[Path]:
+def write_figures(
+    con: duckdb.DuckDBPyConnection, config, directory: str | Path, not_run: dict[str, str] | None = None
+) -> list[Path]:
     """Every figure of the experiment's report as SVG and PDF (the report is rendered, its page discarded)."""
     from ragwh.experiment.config.rewriting import RewritingConfig
     from ragwh.experiment.report import render_report, render_rewriting_report

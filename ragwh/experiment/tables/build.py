@@ -1,4 +1,5 @@
 """From a :class:`~ragwh.experiment.tables.spec.TableDef` and the warehouse to rendered tables (one per group)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

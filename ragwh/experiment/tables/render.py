@@ -1,6 +1,7 @@
 """Every format of a paper table from one :class:`~ragwh.experiment.tables.spec.Rendered`: LaTeX (booktabs,
 compiles as is: :func:`latex_document` wraps the tables), CSV (the raw records, full precision: reading it
 back gives the mart's numbers), Markdown and the HTML of the report."""
+
 from __future__ import annotations
 
 import csv
@@ -11,11 +12,33 @@ import re
 
 from ragwh.experiment.tables.spec import Rendered
 
-_LATEX_CHARS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "−": "$-$", "–": "--", "—": "---", "±": r"$\pm$", "Δ": r"$\Delta$", "·": r"$\cdot$",
-                "★": r"$\star$", "›": r"$\rangle$", "×": r"$\times$", "≥": r"$\geq$", "≤": r"$\leq$",
-                "<": r"$<$", ">": r"$>$", "τ": r"$\tau$", "|": r"$|$"}
+_LATEX_CHARS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "−": "$-$",
+    "–": "--",
+    "—": "---",
+    "±": r"$\pm$",
+    "Δ": r"$\Delta$",
+    "·": r"$\cdot$",
+    "★": r"$\star$",
+    "›": r"$\rangle$",
+    "×": r"$\times$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "<": r"$<$",
+    ">": r"$>$",
+    "τ": r"$\tau$",
+    "|": r"$|$",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -37,7 +60,7 @@ def _latex_cell(cell, pad: int) -> str:
     if cell.bold:
         text = r"\textbf{" + text + "}"
     if cell.marks or pad:
-        text += (r"\textsuperscript{" + cell.marks + "}" if cell.marks else "")
+        text += r"\textsuperscript{" + cell.marks + "}" if cell.marks else ""
         if pad > len(cell.marks):
             text += r"\hphantom{\textsuperscript{" + "*" * (pad - len(cell.marks)) + "}}"
     return text
@@ -50,10 +73,17 @@ def to_latex(table: Rendered) -> str:
     pads = [max((len(r[j].marks) for r in table.rows), default=0) for j in range(n)]
     align = "".join("r" if any(r[j].numeric for r in table.rows) else "l" for j in range(n))
     label = re.sub(r"[^a-z0-9]+", "-", (table.definition.name + "-" + "-".join(map(str, table.group.values()))).lower())
-    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + latex_escape(table.caption) + "}",
-             r"\label{tab:" + label.strip("-") + "}", r"\resizebox{\columnwidth}{!}{%",
-             r"\begin{tabular}{" + align + "}", r"\toprule",
-             " & ".join(latex_escape(h) for h in table.headers) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\caption{" + latex_escape(table.caption) + "}",
+        r"\label{tab:" + label.strip("-") + "}",
+        r"\resizebox{\columnwidth}{!}{%",
+        r"\begin{tabular}{" + align + "}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in table.headers) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(_latex_cell(c, pads[j]) for j, c in enumerate(row)) + r" \\" for row in table.rows]
     lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
@@ -62,12 +92,15 @@ def to_latex(table: Rendered) -> str:
 def latex_document(inputs: list[str]) -> str:
     """A standalone document that ``\\input``s the table files (``pdflatex tables.tex`` compiles it as is)."""
     body = "\n".join(r"\input{" + name + "}" for name in inputs)
-    return ("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
-            "\\begin{document}\n" + body + "\n\\end{document}\n")
+    return (
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
+        "\\begin{document}\n" + body + "\n\\end{document}\n"
+    )
 
 
 def to_markdown(table: Rendered) -> str:
     """A GitHub table under the caption; bold as **x**, marks as escaped asterisks."""
+
     def cell(c) -> str:
         text = c.text.replace("|", "\\|")
         text = f"**{text}**" if c.bold else text

@@ -10,6 +10,7 @@ metric values, deltas and intervals, 2 for effect sizes, p as 3 decimals, '<0.00
 bootstrap p of exactly 0 as '< m/B'); bold marks the best value as displayed (rounded), like ranx.
 Significance marks: ``*`` p < 0.05, ``**`` p < 0.01, ``***`` p < 0.001.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,7 +92,9 @@ class Col:
             return Cell(f"[{number(lo, d, signed)}, {number(hi, d, signed)}]", numeric=True)
         if self.kind == "mean_ci":
             mean, lo, hi = (get(f) for f in self.fields)
-            text = number(mean, self.digits) + ("" if lo is None else f" [{number(lo, self.digits)}, {number(hi, self.digits)}]")
+            text = number(mean, self.digits) + (
+                "" if lo is None else f" [{number(lo, self.digits)}, {number(hi, self.digits)}]"
+            )
             return self._scored(text, mean, r)
         if self.kind == "mean_sd":
             mean, sd = (get(f) for f in self.fields)
@@ -103,7 +106,9 @@ class Col:
         return self._scored(number(get(self.field), self.digits, signed=self.kind == "delta"), get(self.field), r)
 
     def _scored(self, text: str, value, r: dict) -> Cell:
-        rounded = None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, self.digits)
+        rounded = (
+            None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, self.digits)
+        )
         return Cell(text, numeric=True, marks=marks_for(r.get(self.marks)) if self.marks else "", sort_value=rounded)
 
 

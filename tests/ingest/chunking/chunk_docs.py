@@ -1,6 +1,7 @@
 """Hand-made documents for the chunking tests, written into a warehouse exactly as design.md says
 (``documents.text = title + "\\n\\n" + "\\n\\n".join(paragraphs)``, paragraph offsets recorded while
 emitting, sections from :func:`ingest.structure.segments.build_sections`)."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -47,8 +48,25 @@ def insert_doc(
     for structure, headings in structures.items():
         rows, dropped = build_sections(headings, offsets)
         assert not dropped and verify_sections(rows, offsets) == []
-        _insert(con, "sections", [[structure, doc_id, r.section_idx, r.parent_idx, r.level, r.title, r.para_start,
-                                   r.para_end, r.char_start, r.char_end] for r in rows])
+        _insert(
+            con,
+            "sections",
+            [
+                [
+                    structure,
+                    doc_id,
+                    r.section_idx,
+                    r.parent_idx,
+                    r.level,
+                    r.title,
+                    r.para_start,
+                    r.para_end,
+                    r.char_start,
+                    r.char_end,
+                ]
+                for r in rows
+            ],
+        )
     return text
 
 

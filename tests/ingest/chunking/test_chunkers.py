@@ -1,5 +1,6 @@
 """Chunkers: hand cases for each split/merge/window rule, and the stage on hand-made warehouses
 (tiling on many random documents, size matching, idempotent reload, prefixes kept or invalidated)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -79,13 +80,23 @@ def test_fixed_windows_snap_to_the_nearest_boundary():
 def tile_ok(con) -> list:
     """The design.md tiling check, in Python, over every chunkset and document."""
     bad = []
-    body = {d: (s, e) for d, s, e in con.execute(
-        "SELECT doc_id, min(char_start), max(char_end) FROM paragraphs GROUP BY doc_id").fetchall()}
+    body = {
+        d: (s, e)
+        for d, s, e in con.execute(
+            "SELECT doc_id, min(char_start), max(char_end) FROM paragraphs GROUP BY doc_id"
+        ).fetchall()
+    }
     for chunkset, doc_id, idx, starts, ends in con.execute(
         "SELECT chunkset, doc_id, list(chunk_idx ORDER BY chunk_idx), list(char_start ORDER BY chunk_idx), "
-        "list(char_end ORDER BY chunk_idx) FROM chunks GROUP BY ALL").fetchall():
-        ok = (idx == list(range(len(idx))) and starts[0] == body[doc_id][0] and ends[-1] == body[doc_id][1]
-              and starts[1:] == ends[:-1] and all(s < e for s, e in zip(starts, ends)))
+        "list(char_end ORDER BY chunk_idx) FROM chunks GROUP BY ALL"
+    ).fetchall():
+        ok = (
+            idx == list(range(len(idx)))
+            and starts[0] == body[doc_id][0]
+            and ends[-1] == body[doc_id][1]
+            and starts[1:] == ends[:-1]
+            and all(s < e for s, e in zip(starts, ends))
+        )
         if not ok:
             bad.append((chunkset, doc_id))
     return bad
@@ -103,7 +114,9 @@ def test_every_chunkset_tiles_many_random_documents(con):
         while left:
             sizes.append(int(rng.integers(1, left + 1)))
             left -= sizes[-1]
-        induced = {"induced:texttiling": [Heading(1, f"Segment {k}", s) for k, s in enumerate(sizes)]} if i % 2 else None
+        induced = (
+            {"induced:texttiling": [Heading(1, f"Segment {k}", s) for k, s in enumerate(sizes)]} if i % 2 else None
+        )
         insert_doc(con, f"demo/{i:02d}", f"Doc {i}", sections, extra_structures=induced)
     summary = chunk_corpus(con, show_progress=False)
     assert tile_ok(con) == []
@@ -111,14 +124,18 @@ def test_every_chunkset_tiles_many_random_documents(con):
     assert sets["doc"]["documents"] == sets["fixed"]["documents"] == sets["structural:gold"]["documents"] == 40
     assert sets["structural:induced:texttiling"]["documents"] == 20
     # stored counts are the tokenizer's counts of the stripped content
-    rows = con.execute("SELECT d.text, c.char_start, c.char_end, c.content_tokens FROM chunks c JOIN documents d "
-                       "USING (doc_id) ORDER BY chunk_id").fetchall()
+    rows = con.execute(
+        "SELECT d.text, c.char_start, c.char_end, c.content_tokens FROM chunks c JOIN documents d "
+        "USING (doc_id) ORDER BY chunk_id"
+    ).fetchall()
     assert count_tokens([t[s:e].strip() for t, s, e, _ in rows]).tolist() == [n for *_, n in rows]
     # every chunk edge is a sentence start or the body end (no chunk cuts a sentence)
     from ingest.chunking.chunkers import body_sentence_starts
+
     for doc_id, text in con.execute("SELECT doc_id, text FROM documents").fetchall():
-        paras = con.execute("SELECT char_start, char_end FROM paragraphs WHERE doc_id = ? ORDER BY para_idx",
-                            [doc_id]).fetchall()
+        paras = con.execute(
+            "SELECT char_start, char_end FROM paragraphs WHERE doc_id = ? ORDER BY para_idx", [doc_id]
+        ).fetchall()
         starts = set(body_sentence_starts(text, paras)[0].tolist())
         edges = [s for (s,) in con.execute("SELECT char_start FROM chunks WHERE doc_id = ?", [doc_id]).fetchall()]
         assert set(edges) <= starts
@@ -142,10 +159,10 @@ def test_structural_split_and_merge_on_real_tokens(con):
     got = chunks_of(con, "structural:gold", "demo/a")
     # Method: 350 + 70; Note (6) is next to Method's tail (70) and Outro (112): merges with the smaller (70)
     assert [(c["section_idx"], c["content_tokens"]) for c in got] == [(0, 140), (1, 350), (1, 76), (3, 112)]
-    assert text[got[2]["char_start"]:got[2]["char_end"]].strip().endswith(short)
+    assert text[got[2]["char_start"] : got[2]["char_end"]].strip().endswith(short)
     assert got[1]["char_end"] == got[2]["char_start"] and text[got[1]["char_end"] - 1] == " "
     # the separator between paragraphs belongs to the end of the earlier chunk
-    assert text[got[0]["char_end"] - 2:got[0]["char_end"]] == "\n\n"
+    assert text[got[0]["char_end"] - 2 : got[0]["char_end"]] == "\n\n"
 
 
 def test_fixed_windows_match_the_reference_structure(con):
@@ -159,7 +176,8 @@ def test_fixed_windows_match_the_reference_structure(con):
         "SELECT f.doc_id, f.target_tokens, f.reference_structure, "
         " (SELECT avg(content_tokens) FROM chunks c WHERE c.chunkset = 'structural:gold' AND c.doc_id = f.doc_id), "
         " (SELECT avg(content_tokens) FROM chunks c WHERE c.chunkset = 'fixed' AND c.doc_id = f.doc_id) "
-        "FROM chunkset_docs f WHERE f.chunkset = 'fixed'").fetchall()
+        "FROM chunkset_docs f WHERE f.chunkset = 'fixed'"
+    ).fetchall()
     assert len(per_doc) == 20
     for _, target, ref, structural_mean, fixed_mean in per_doc:
         assert ref == "gold" and target == pytest.approx(structural_mean)
@@ -175,25 +193,41 @@ def test_induced_reference_wins_and_none_without_structure(con):
     rng = np.random.default_rng(9)
     paras = [random_paragraph(rng) for _ in range(6)]
     insert_doc(con, "demo/gold", "G", [(1, "A", paras[:3]), (1, "B", paras[3:])])
-    insert_doc(con, "demo/both", "B", [(1, "A", paras[:3]), (1, "B", paras[3:])],
-               extra_structures={"induced:texttiling": [Heading(1, "S", 6)], "induced:llm": [Heading(1, "L", 6)]})
+    insert_doc(
+        con,
+        "demo/both",
+        "B",
+        [(1, "A", paras[:3]), (1, "B", paras[3:])],
+        extra_structures={"induced:texttiling": [Heading(1, "S", 6)], "induced:llm": [Heading(1, "L", 6)]},
+    )
     text, offsets = emit("N", paras[:2])
     con.execute("INSERT INTO documents VALUES ('demo/none', 'demo', 'N', ?, NULL, NULL, 'x')", [text])
-    con.executemany("INSERT INTO paragraphs VALUES ('demo/none', ?, ?, ?)", [[i, s, e] for i, (s, e) in enumerate(offsets)])
+    con.executemany(
+        "INSERT INTO paragraphs VALUES ('demo/none', ?, ?, ?)", [[i, s, e] for i, (s, e) in enumerate(offsets)]
+    )
     chunk_corpus(con, show_progress=False)
-    refs = dict(con.execute("SELECT doc_id, reference_structure FROM chunkset_docs WHERE chunkset = 'fixed'").fetchall())
+    refs = dict(
+        con.execute("SELECT doc_id, reference_structure FROM chunkset_docs WHERE chunkset = 'fixed'").fetchall()
+    )
     assert refs == {"demo/gold": "gold", "demo/both": "induced:texttiling"}
     chunk_corpus(con, inducer="llm", show_progress=False)
-    refs = dict(con.execute("SELECT doc_id, reference_structure FROM chunkset_docs WHERE chunkset = 'fixed'").fetchall())
+    refs = dict(
+        con.execute("SELECT doc_id, reference_structure FROM chunkset_docs WHERE chunkset = 'fixed'").fetchall()
+    )
     assert refs["demo/both"] == "induced:llm"
-    sets = con.execute("SELECT doc_id, list(DISTINCT chunkset ORDER BY chunkset) FROM chunks GROUP BY 1 ORDER BY 1").fetchall()
+    sets = con.execute(
+        "SELECT doc_id, list(DISTINCT chunkset ORDER BY chunkset) FROM chunks GROUP BY 1 ORDER BY 1"
+    ).fetchall()
     assert sets == [
         ("demo/both", ["doc", "fixed", "structural:gold", "structural:induced:llm", "structural:induced:texttiling"]),
         ("demo/gold", ["doc", "fixed", "structural:gold"]),
         ("demo/none", ["doc"]),
     ]
     assert con.execute("SELECT reason, n FROM funnel WHERE stage = 'chunk_fixed' ORDER BY reason").fetchall() == [
-        ("input", 3), ("kept", 2), ("no_reference_structure", 1)]
+        ("input", 3),
+        ("kept", 2),
+        ("no_reference_structure", 1),
+    ]
     assert tile_ok(con) == []
 
 
@@ -211,33 +245,55 @@ def test_rerun_is_identical_and_keeps_unchanged_llm_contexts(con):
         return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
 
     first = snapshot()
-    fixed_ids = [r[0] for r in con.execute("SELECT chunk_id FROM chunks WHERE chunkset = 'fixed' ORDER BY 1").fetchall()]
-    con.executemany("INSERT INTO chunk_prefixes VALUES ('fixed', ?, 'llm_context', 0, 'ctx\n\n', 1)",
-                    [[c] for c in fixed_ids])
+    fixed_ids = [
+        r[0] for r in con.execute("SELECT chunk_id FROM chunks WHERE chunkset = 'fixed' ORDER BY 1").fetchall()
+    ]
+    con.executemany(
+        "INSERT INTO chunk_prefixes VALUES ('fixed', ?, 'llm_context', 0, 'ctx\n\n', 1)", [[c] for c in fixed_ids]
+    )
     summary = chunk_corpus(con, corpus="demo", show_progress=False)
     assert summary["llm_context_invalidated"] == 0
     again = snapshot()
-    assert {t: r for t, r in again.items() if t != "chunk_prefixes"} == {t: r for t, r in first.items() if t != "chunk_prefixes"}
-    assert con.execute("SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context'").fetchone()[0] == len(fixed_ids)
+    assert {t: r for t, r in again.items() if t != "chunk_prefixes"} == {
+        t: r for t, r in first.items() if t != "chunk_prefixes"
+    }
+    assert con.execute("SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context'").fetchone()[0] == len(
+        fixed_ids
+    )
 
     # a new induced structure changes demo/0's fixed windows: its contexts are stale and deleted
     paras = con.execute("SELECT count(*) FROM paragraphs WHERE doc_id = 'demo/0'").fetchone()[0]
-    offsets = con.execute("SELECT char_start, char_end FROM paragraphs WHERE doc_id = 'demo/0' ORDER BY para_idx").fetchall()
+    offsets = con.execute(
+        "SELECT char_start, char_end FROM paragraphs WHERE doc_id = 'demo/0' ORDER BY para_idx"
+    ).fetchall()
     rows, _ = build_sections([Heading(1, "All", paras)], offsets)
-    con.execute("INSERT INTO sections VALUES ('induced:texttiling', 'demo/0', 0, NULL, 1, 'All', 0, ?, ?, ?)",
-                [paras - 1, rows[0].char_start, rows[0].char_end])
-    before = {r[0]: r[1:] for r in con.execute(
-        "SELECT chunk_id, char_start, char_end FROM chunks WHERE chunkset = 'fixed' AND doc_id = 'demo/0'").fetchall()}
+    con.execute(
+        "INSERT INTO sections VALUES ('induced:texttiling', 'demo/0', 0, NULL, 1, 'All', 0, ?, ?, ?)",
+        [paras - 1, rows[0].char_start, rows[0].char_end],
+    )
+    before = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT chunk_id, char_start, char_end FROM chunks WHERE chunkset = 'fixed' AND doc_id = 'demo/0'"
+        ).fetchall()
+    }
     summary = chunk_corpus(con, corpus="demo", show_progress=False)
-    after = {r[0]: r[1:] for r in con.execute(
-        "SELECT chunk_id, char_start, char_end FROM chunks WHERE chunkset = 'fixed' AND doc_id = 'demo/0'").fetchall()}
+    after = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT chunk_id, char_start, char_end FROM chunks WHERE chunkset = 'fixed' AND doc_id = 'demo/0'"
+        ).fetchall()
+    }
     changed = sum(1 for k, v in before.items() if after.get(k) != v)
     assert changed > 0 and summary["llm_context_invalidated"] == changed
-    kept = {r[0] for r in con.execute("SELECT chunk_id FROM chunk_prefixes WHERE prefix_kind = 'llm_context'").fetchall()}
+    kept = {
+        r[0] for r in con.execute("SELECT chunk_id FROM chunk_prefixes WHERE prefix_kind = 'llm_context'").fetchall()
+    }
     assert kept == set(fixed_ids) - {k for k, v in before.items() if after.get(k) != v}
     # the other corpus was untouched
     assert con.execute("SELECT count(*) FROM chunks WHERE doc_id = 'other/0'").fetchone()[0] == len(
-        [r for r in first["chunks"] if r[2] == "other/0"])
+        [r for r in first["chunks"] if r[2] == "other/0"]
+    )
 
 
 def test_bad_input_is_a_clear_error(con):

@@ -1,4 +1,5 @@
 """Heading-path prefixes (render, depth cut) and the placebo derangement."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,13 @@ def test_render_and_cut():
 
 def test_section_paths_follow_the_tree_and_collapse_whitespace():
     _, offsets = emit("T", ["a", "b", "c", "d"])
-    headings = [Heading(1, "Intro", 1), Heading(1, "Method", 0), Heading(2, "Data\n set", 1),
-                Heading(3, "Details", 1), Heading(2, "Model", 1)]
+    headings = [
+        Heading(1, "Intro", 1),
+        Heading(1, "Method", 0),
+        Heading(2, "Data\n set", 1),
+        Heading(3, "Details", 1),
+        Heading(2, "Model", 1),
+    ]
     rows, _ = build_sections(headings, offsets)
     assert section_paths("  My   Title ", rows) == [
         ("My Title", "Intro"),
@@ -67,12 +73,16 @@ def test_stage_writes_paths_and_placebos(con):
     assert len(rows) == n_chunks * 3 * 2  # depths 1..3 x (path, placebo)
     titles = con.execute(
         "SELECT c.chunkset, p.depth, p.prefix, d.title FROM chunk_prefixes p JOIN chunks c USING (chunk_id) "
-        "JOIN documents d USING (doc_id) WHERE p.prefix_kind = 'title'").fetchall()
-    assert len(titles) == 12 and all(cs == "doc" and depth == 0 and prefix == title + " "
-                                     for cs, depth, prefix, title in titles)  # BEIR's title + " " for DOC
+        "JOIN documents d USING (doc_id) WHERE p.prefix_kind = 'title'"
+    ).fetchall()
+    assert len(titles) == 12 and all(
+        cs == "doc" and depth == 0 and prefix == title + " " for cs, depth, prefix, title in titles
+    )  # BEIR's title + " " for DOC
     sections = {
         (d, i): (lvl, title, parent)
-        for d, i, lvl, title, parent in con.execute("SELECT doc_id, section_idx, level, title, parent_idx FROM sections").fetchall()
+        for d, i, lvl, title, parent in con.execute(
+            "SELECT doc_id, section_idx, level, title, parent_idx FROM sections"
+        ).fetchall()
     }
     for doc_id, section_idx, kind, depth, prefix, prefix_tokens, title in rows:
         elements = prefix[1:-3].split(SEPARATOR)

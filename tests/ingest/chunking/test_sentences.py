@@ -1,4 +1,5 @@
 """The rule-based sentence splitter: hand cases for each rule, and tiling offsets."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Token counts: the MiniLM tokenizer, no special tokens, batched, additive over whitespace-joined parts."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,10 @@ def test_default_is_minilm_without_special_tokens():
     # hand-checked word pieces of the uncased MiniLM vocabulary: 'hello' 'world' '.' -> 3 (no [CLS]/[SEP])
     assert count_tokens(["Hello world.", "", "tokenization"]).tolist() == [3, 0, 2]
     tok = load_tokenizer()
-    assert tok.convert_ids_to_tokens(tok("tokenization", add_special_tokens=False)["input_ids"]) == ["token", "##ization"]
+    assert tok.convert_ids_to_tokens(tok("tokenization", add_special_tokens=False)["input_ids"]) == [
+        "token",
+        "##ization",
+    ]
 
 
 def test_matches_the_tokenizer_and_never_truncates():
@@ -44,8 +48,16 @@ def test_unknown_tokenizer_is_a_clear_error():
 
 
 def test_counts_equal_the_hugging_face_call_on_varied_text():
-    texts = ["", " ", "Hello   world.\n\nNew paragraph\twith tabs.", "héllo wörld ñ 中文 🙂 Ωμέγα", "x" * 300,
-             "e-mail: a.b@c.org, URL https://example.org/a?b=1", "3.14159 × 10^3 ≈ 3141.59", "Don't stop—ever."]
+    texts = [
+        "",
+        " ",
+        "Hello   world.\n\nNew paragraph\twith tabs.",
+        "héllo wörld ñ 中文 🙂 Ωμέγα",
+        "x" * 300,
+        "e-mail: a.b@c.org, URL https://example.org/a?b=1",
+        "3.14159 × 10^3 ≈ 3141.59",
+        "Don't stop—ever.",
+    ]
     tok = load_tokenizer()
     want = [len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]]
     assert count_tokens(texts).tolist() == want
@@ -86,8 +98,21 @@ def test_counts_add_at_join_whitespace_on_odd_text():
     # newline or CR, a text counts the sum of its stripped parts, whatever the characters around the cut
     assert tokens.counts_add_at_whitespace()
     rng = np.random.default_rng(7)
-    alphabet = list("abcXYZ.,!?…'\"()[]-3é東京ﬁ") + ["[SEP]", "naïve", "\x1c", "\x0b", "\x85", "\u2028", "\xa0",
-                                                       "\u3000", "\u0301", " ", "\t", "\n", "\r"]
+    alphabet = list("abcXYZ.,!?…'\"()[]-3é東京ﬁ") + [
+        "[SEP]",
+        "naïve",
+        "\x1c",
+        "\x0b",
+        "\x85",
+        "\u2028",
+        "\xa0",
+        "\u3000",
+        "\u0301",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+    ]
     texts = ["".join(rng.choice(alphabet, int(rng.integers(5, 60)))) for _ in range(400)]
     left, right, whole = [], [], []
     for text in texts:

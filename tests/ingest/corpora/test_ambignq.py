@@ -1,4 +1,5 @@
 """AmbigNQ loader: real shared questions, hand-made passages (none are available), answer-match qrels."""
+
 from __future__ import annotations
 
 import json
@@ -10,13 +11,25 @@ from ingest.errors import IngestError
 from udfs.metrics.squad import contains_answer, normalize_answer
 
 QUESTIONS = [
-    {"id": "1", "question": "Who plays the doctor in dexter season 1?",
-     "annotations": [{"type": "singleAnswer", "answer": ["Tony Goldwyn", "Goldwyn"]}]},
-    {"id": "2", "question": "When did the eiffel tower open?",
-     "annotations": [{"type": "multipleQAs", "qaPairs": [
-         {"question": "When did it open to the public?", "answer": ["31 March 1889"]},
-         {"question": "When was it inaugurated?", "answer": ["The 31st of March, 1889", "31 March 1889"]}]},
-         {"type": "singleAnswer", "answer": ["1889"]}]},
+    {
+        "id": "1",
+        "question": "Who plays the doctor in dexter season 1?",
+        "annotations": [{"type": "singleAnswer", "answer": ["Tony Goldwyn", "Goldwyn"]}],
+    },
+    {
+        "id": "2",
+        "question": "When did the eiffel tower open?",
+        "annotations": [
+            {
+                "type": "multipleQAs",
+                "qaPairs": [
+                    {"question": "When did it open to the public?", "answer": ["31 March 1889"]},
+                    {"question": "When was it inaugurated?", "answer": ["The 31st of March, 1889", "31 March 1889"]},
+                ],
+            },
+            {"type": "singleAnswer", "answer": ["1889"]},
+        ],
+    },
     {"id": "3", "question": "Who won?", "annotations": [{"type": "singleAnswer", "answer": ["Nobody Here"]}]},
 ]
 PASSAGES = [
@@ -48,12 +61,21 @@ def test_answer_match_qrels_and_answers(con, tmp_path):
     q, p = _files(tmp_path)
     summary = load_ambignq(con, q, p)
     assert con.execute("SELECT * FROM qrels ORDER BY ALL").fetchall() == [
-        ("ambignq/1", "ambignq/p1", 1),                        # 'tony goldwyn' after normalization
-        ("ambignq/2", "ambignq/p2", 1), ("ambignq/2", "ambignq/p3", 1)]  # '31 march 1889' and '1889'
+        ("ambignq/1", "ambignq/p1", 1),  # 'tony goldwyn' after normalization
+        ("ambignq/2", "ambignq/p2", 1),
+        ("ambignq/2", "ambignq/p3", 1),
+    ]  # '31 march 1889' and '1889'
     assert con.execute("SELECT query_id, query_type FROM queries ORDER BY 1").fetchall() == [
-        ("ambignq/1", "single"), ("ambignq/2", "ambiguous")]
-    assert con.execute("SELECT answer FROM query_answers WHERE query_id = 'ambignq/2' ORDER BY answer_idx").fetchall() == [
-        ("31 March 1889",), ("The 31st of March, 1889",), ("1889",)]  # every alias of every annotation, deduplicated
+        ("ambignq/1", "single"),
+        ("ambignq/2", "ambiguous"),
+    ]
+    assert con.execute(
+        "SELECT answer FROM query_answers WHERE query_id = 'ambignq/2' ORDER BY answer_idx"
+    ).fetchall() == [
+        ("31 March 1889",),
+        ("The 31st of March, 1889",),
+        ("1889",),
+    ]  # every alias of every annotation, deduplicated
     assert summary["funnel"]["ambignq_questions"] == {"input": 3, "no_relevant_passage": 1, "kept": 2}
     assert summary["funnel"]["ambignq_passages"] == {"input": 5, "empty_text": 1, "kept": 4}
 
@@ -77,11 +99,17 @@ def test_missing_passages_refused(con, shared_data, tmp_path):
     assert con.execute("SELECT count(*) FROM queries").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"id": "x", "question": "q", "annotations": [{"type": "weird"}]}, "annotation type 'weird'"),
-    ({"id": "x", "question": "q", "annotations": [{"type": "singleAnswer", "answer": "no list"}]}, "list of strings"),
-    ({"question": "q", "annotations": []}, "string 'id' and 'question'"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"id": "x", "question": "q", "annotations": [{"type": "weird"}]}, "annotation type 'weird'"),
+        (
+            {"id": "x", "question": "q", "annotations": [{"type": "singleAnswer", "answer": "no list"}]},
+            "list of strings",
+        ),
+        ({"question": "q", "annotations": []}, "string 'id' and 'question'"),
+    ],
+)
 def test_bad_records(con, tmp_path, record, message):
     q, p = _files(tmp_path, questions=[record])
     with pytest.raises(IngestError, match=message):

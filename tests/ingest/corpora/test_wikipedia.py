@@ -1,5 +1,6 @@
 """Wikipedia ingestion: both layouts, filters, topic buckets, the sampling walk, bad input, atomic and
 idempotent loads, the CLI, and the whole shared sample (../shared/data/wikipedia)."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,12 @@ from tests.ingest.corpora.wiki_fixtures import page, sample_pages, write_jsonl, 
 from warehouse.db import connect
 
 TABLE_KEYS = {
-    "documents": "doc_id", "paragraphs": "doc_id, para_idx", "sections": "structure, doc_id, section_idx",
-    "funnel": "corpus, stage, reason", "quarantine": "corpus, record_id, stage", "corpus_meta": "corpus, key",
+    "documents": "doc_id",
+    "paragraphs": "doc_id, para_idx",
+    "sections": "structure, doc_id, section_idx",
+    "funnel": "corpus, stage, reason",
+    "quarantine": "corpus, record_id, stage",
+    "corpus_meta": "corpus, key",
 }
 
 
@@ -39,8 +44,9 @@ def snapshot(con, drop_source: bool = False) -> dict[str, list[tuple]]:
         cols = [d[0] for d in con.description]
         if drop_source:
             keep = [i for i, c in enumerate(cols) if c != "source_file"]
-            rows = [tuple(r[i] for i in keep) for r in rows
-                    if not (table == "corpus_meta" and r[1].startswith("source_"))]
+            rows = [
+                tuple(r[i] for i in keep) for r in rows if not (table == "corpus_meta" and r[1].startswith("source_"))
+            ]
         out[table] = rows
     return out
 
@@ -94,16 +100,23 @@ def test_loaded_offsets_and_sections_verify(con, xml_file) -> None:
     docs = dict(con.execute("SELECT doc_id, text FROM documents").fetchall())
     assert len(docs) == 7
     for doc_id, text in docs.items():
-        paras = con.execute("SELECT char_start, char_end FROM paragraphs WHERE doc_id = ? ORDER BY para_idx",
-                            [doc_id]).fetchall()
+        paras = con.execute(
+            "SELECT char_start, char_end FROM paragraphs WHERE doc_id = ? ORDER BY para_idx", [doc_id]
+        ).fetchall()
         title = con.execute("SELECT title FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]
         assert text == title + "\n\n" + "\n\n".join(text[s:e] for s, e in paras)
-        rows = [SectionRow(*r) for r in con.execute(
-            "SELECT section_idx, parent_idx, level, title, para_start, para_end, char_start, char_end "
-            "FROM sections WHERE doc_id = ? AND structure = 'gold' ORDER BY section_idx", [doc_id]).fetchall()]
+        rows = [
+            SectionRow(*r)
+            for r in con.execute(
+                "SELECT section_idx, parent_idx, level, title, para_start, para_end, char_start, char_end "
+                "FROM sections WHERE doc_id = ? AND structure = 'gold' ORDER BY section_idx",
+                [doc_id],
+            ).fetchall()
+        ]
         assert verify_sections(rows, paras) == []
-    deep = con.execute("SELECT level, title FROM sections WHERE doc_id = 'wikipedia/10' "
-                       "ORDER BY section_idx").fetchall()
+    deep = con.execute(
+        "SELECT level, title FROM sections WHERE doc_id = 'wikipedia/10' ORDER BY section_idx"
+    ).fetchall()
     assert deep[:5] == [(1, "Introduction"), (1, "Part 0"), (2, "Part 0 level 2"), (3, "Part 0 level 3"), (1, "Part 1")]
     assert "References" not in {t for _, t in deep}  # {{reflist}} only: dropped, counted
     assert con.execute("SELECT n FROM funnel WHERE stage = 'headings' AND reason = 'no_paragraphs'").fetchone()[0] == 7
@@ -112,8 +125,13 @@ def test_loaded_offsets_and_sections_verify(con, xml_file) -> None:
 def test_no_filters_loads_every_verified_article(con, xml_file) -> None:
     summary = load_wikipedia(con, xml_file, filters=False)
     assert summary["documents"] == 7
-    assert summary["funnel"]["filters"] == {"input": 7, "too_few_words": 0, "too_shallow": 0,
-                                            "too_few_sections": 0, "kept": 7}
+    assert summary["funnel"]["filters"] == {
+        "input": 7,
+        "too_few_words": 0,
+        "too_shallow": 0,
+        "too_few_sections": 0,
+        "kept": 7,
+    }
     assert summary["funnel"]["filter_failures"]["too_shallow"] == 2
     assert con.execute("SELECT value FROM corpus_meta WHERE key = 'filters'").fetchone()[0] == "false"
 
@@ -165,8 +183,13 @@ def test_cap_and_seed_recorded(con, xml_file) -> None:
 
 
 def test_bucket_table_order_and_fallback() -> None:
-    assert [name for name, _ in TOPIC_BUCKETS] == ["history/war", "biography", "science/nature", "arts/media",
-                                                    "geography/places"]
+    assert [name for name, _ in TOPIC_BUCKETS] == [
+        "history/war",
+        "biography",
+        "science/nature",
+        "arts/media",
+        "geography/places",
+    ]
     assert BUCKETS[-1] == FALLBACK_BUCKET == "other"
     # matches for several buckets: the first in table order wins, whatever the category order
     assert topic_bucket(["Countries in Europe", "1900 births", "Battles of the Somme"]) == "history/war"
@@ -229,12 +252,17 @@ def test_bad_xml(tmp_path) -> None:
     no_text = _xml(tmp_path, b"<page><title>NoText</title><ns>0</ns><id>2</id><revision/></page></mediawiki>")
     with pytest.raises(IngestError, match=r"page 'NoText'.*no <text>"):
         read_records(no_text)
-    bad_id = _xml(tmp_path, b"<page><title>BadId</title><ns>0</ns><id>x1</id><revision><text>x</text></revision>"
-                            b"</page></mediawiki>")
+    bad_id = _xml(
+        tmp_path,
+        b"<page><title>BadId</title><ns>0</ns><id>x1</id><revision><text>x</text></revision></page></mediawiki>",
+    )
     with pytest.raises(IngestError, match=r"page 'BadId'.*not a non-negative integer"):
         read_records(bad_id)
-    latin1 = _xml(tmp_path, good + b"<page><title>Caf\xe9</title><ns>0</ns><id>3</id><revision><text>x</text>"
-                  b"</revision></page></mediawiki>")
+    latin1 = _xml(
+        tmp_path,
+        good + b"<page><title>Caf\xe9</title><ns>0</ns><id>3</id><revision><text>x</text>"
+        b"</revision></page></mediawiki>",
+    )
     with pytest.raises(IngestError, match=r"bad\.xml.*page 'Good'.*byte \d+.*not valid UTF-8"):
         read_records(latin1)
     with pytest.raises(IngestError, match=r"empty\.xml: no pages found"):
@@ -299,9 +327,16 @@ def test_failed_load_leaves_warehouse_unchanged(con, tmp_path, xml_file, monkeyp
 
 
 def test_verification_failure_is_quarantined(tmp_path) -> None:
-    pages = [page(1, "Fine", [(2, "A"), (3, "B"), (4, "C")], 5),
-             {"page_id": 2, "title": "Untitled heading", "ns": 0, "redirect": False,
-              "wikitext": "Lead.\n== {{anchor|x}} ==\nText."}]
+    pages = [
+        page(1, "Fine", [(2, "A"), (3, "B"), (4, "C")], 5),
+        {
+            "page_id": 2,
+            "title": "Untitled heading",
+            "ns": 0,
+            "redirect": False,
+            "wikitext": "Lead.\n== {{anchor|x}} ==\nText.",
+        },
+    ]
     built = build_wikipedia(write_jsonl(tmp_path / "q.jsonl", pages), filters=False)
     assert built.tables["documents"].column("doc_id").to_pylist() == ["wikipedia/1"]
     q = built.tables["quarantine"].to_pylist()
@@ -318,8 +353,23 @@ def test_cli(tmp_path, xml_file) -> None:
     from ragwh.cli import app
 
     wh = tmp_path / "cli.duckdb"
-    result = CliRunner().invoke(app, ["ingest", "wikipedia", str(xml_file), "--no-filters", "--cap", "1",
-                                      "--seed", "7", "--corpus", "wk", "--warehouse", str(wh)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            "wikipedia",
+            str(xml_file),
+            "--no-filters",
+            "--cap",
+            "1",
+            "--seed",
+            "7",
+            "--corpus",
+            "wk",
+            "--warehouse",
+            str(wh),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "funnel" in result.output and "topic buckets" in result.output
     con = connect(wh)
@@ -365,11 +415,14 @@ def test_real_sample_no_filters(con, real_reads) -> None:
     docs = dict(con.execute("SELECT doc_id, text FROM documents WHERE corpus = 'wikipedia'").fetchall())
     paras: dict[str, list] = {}
     for doc_id, s, e in con.execute(
-            "SELECT doc_id, char_start, char_end FROM paragraphs ORDER BY doc_id, para_idx").fetchall():
+        "SELECT doc_id, char_start, char_end FROM paragraphs ORDER BY doc_id, para_idx"
+    ).fetchall():
         paras.setdefault(doc_id, []).append((s, e))
     sections: dict[str, list] = {}
-    for row in con.execute("SELECT doc_id, section_idx, parent_idx, level, title, para_start, para_end, char_start, "
-                           "char_end FROM sections WHERE structure = 'gold' ORDER BY doc_id, section_idx").fetchall():
+    for row in con.execute(
+        "SELECT doc_id, section_idx, parent_idx, level, title, para_start, para_end, char_start, "
+        "char_end FROM sections WHERE structure = 'gold' ORDER BY doc_id, section_idx"
+    ).fetchall():
         sections.setdefault(row[0], []).append(SectionRow(*row[1:]))
     assert len(docs) == len(paras) == len(sections) == 35
     assert all(verify_sections(sections[d], paras[d]) == [] for d in docs)
@@ -378,10 +431,19 @@ def test_real_sample_no_filters(con, real_reads) -> None:
 def test_real_sample_default_filters(real_reads) -> None:
     """15 of the 35 pass the default filters; depth drops the rest (Albedo also has too few words)."""
     built = select_articles(real_reads["xml"])
-    assert stage(built, "filters") == {"input": 35, "too_few_words": 1, "too_shallow": 19, "too_few_sections": 0,
-                                       "kept": 15}
-    assert stage(built, "filter_failures") == {"input": 35, "too_few_words": 1, "too_shallow": 20,
-                                                 "too_few_sections": 0}
+    assert stage(built, "filters") == {
+        "input": 35,
+        "too_few_words": 1,
+        "too_shallow": 19,
+        "too_few_sections": 0,
+        "kept": 15,
+    }
+    assert stage(built, "filter_failures") == {
+        "input": 35,
+        "too_few_words": 1,
+        "too_shallow": 20,
+        "too_few_sections": 0,
+    }
     assert len(built.loaded) == 15 and all(c.article.depth >= 3 for c in built.loaded)
     jsonl = select_articles(real_reads["jsonl"])
     assert [c.record.page_id for c in jsonl.loaded] == [c.record.page_id for c in built.loaded]

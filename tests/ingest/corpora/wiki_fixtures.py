@@ -3,6 +3,7 @@
 Each page is a plain dict (``page_id``, ``title``, ``ns``, ``redirect``, ``wikitext``); the two
 writers render the same pages, so the XML and JSONL files hold the same articles.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,14 @@ def prose(n_words: int, seed: int = 0) -> str:
     return " ".join(words)
 
 
-def page(page_id: int, title: str, outline: Sequence[tuple[int, str]], words_per_para: int,
-         cats: Sequence[str] = (), lead: bool = True) -> dict:
+def page(
+    page_id: int,
+    title: str,
+    outline: Sequence[tuple[int, str]],
+    words_per_para: int,
+    cats: Sequence[str] = (),
+    lead: bool = True,
+) -> dict:
     """An article: ``outline`` lists ``(wikitext level, heading)``; every heading and the lead own one
     paragraph of ``words_per_para`` words."""
     parts = ["{{Infobox thing|name=x}}"]
@@ -65,22 +72,28 @@ def sample_pages() -> list[dict]:
         {"page_id": 16, "title": "Talk:Deep Article", "ns": 1, "redirect": False, "wikitext": "Talk text."},
         page(17, "Second Deep", deep, 250, ["Battles of history", "1800 births"]),
         page(18, "Third Deep", deep, 250, ["American physicists", "People from Ulm"]),
-        {"page_id": 19, "title": "Empty Article", "ns": 0, "redirect": False,
-         "wikitext": "{{Infobox}}\n== Refs ==\n{{reflist}}\n[[Category:Stubs]]"},
+        {
+            "page_id": 19,
+            "title": "Empty Article",
+            "ns": 0,
+            "redirect": False,
+            "wikitext": "{{Infobox}}\n== Refs ==\n{{reflist}}\n[[Category:Stubs]]",
+        },
     ]
 
 
-def write_xml(path: Path, pages: Sequence[dict],
-              namespace: str | None = "http://www.mediawiki.org/xml/export-0.10/") -> Path:
+def write_xml(
+    path: Path, pages: Sequence[dict], namespace: str | None = "http://www.mediawiki.org/xml/export-0.10/"
+) -> Path:
     xmlns = f' xmlns="{namespace}"' if namespace else ""
-    out = [f'<mediawiki{xmlns} version="0.10" xml:lang="en">',
-           "  <siteinfo><sitename>Wikipedia</sitename></siteinfo>"]
+    out = [f'<mediawiki{xmlns} version="0.10" xml:lang="en">', "  <siteinfo><sitename>Wikipedia</sitename></siteinfo>"]
     for p in pages:
         redirect = f'    <redirect title="{escape(p["title"])}" />\n' if p["redirect"] else ""
         out.append(
             f"  <page>\n    <title>{escape(p['title'])}</title>\n    <ns>{p['ns']}</ns>\n    <id>{p['page_id']}</id>\n"
             f"{redirect}    <revision>\n      <id>{p['page_id'] * 100}</id>\n"
-            f"      <text xml:space=\"preserve\">{escape(p['wikitext'])}</text>\n    </revision>\n  </page>")
+            f'      <text xml:space="preserve">{escape(p["wikitext"])}</text>\n    </revision>\n  </page>'
+        )
     out.append("</mediawiki>\n")
     path.write_text("\n".join(out), encoding="utf-8")
     return path
@@ -89,8 +102,13 @@ def write_xml(path: Path, pages: Sequence[dict],
 def write_jsonl(path: Path, pages: Sequence[dict]) -> Path:
     lines = []
     for p in pages:
-        row = {"title": p["title"], "page_id": p["page_id"], "wikitext": p["wikitext"],
-               "categories": ["ignored"], "rev_id": p["page_id"] * 100}
+        row = {
+            "title": p["title"],
+            "page_id": p["page_id"],
+            "wikitext": p["wikitext"],
+            "categories": ["ignored"],
+            "rev_id": p["page_id"] * 100,
+        }
         if p["ns"] != 0:
             row["ns"] = p["ns"]
         lines.append(json.dumps(row, ensure_ascii=False))

@@ -1,4 +1,5 @@
 """Generated queries: the leakage filter at its thresholds, query cleaning, and seeded span sampling."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,10 @@ def lcs(a: list[str], b: list[str]) -> int:
 
 
 # span: 30 tokens; query: 10 tokens sharing an LCS of 7 with no 4 consecutive shared tokens
-SPAN = ("alpha bravo cx delta echo dx foxtrot golf ex hotel india fx juliet kilo gx lima mike hx november "
-        "oscar ix papa quebec jx romeo sierra kx tango uniform lx")
+SPAN = (
+    "alpha bravo cx delta echo dx foxtrot golf ex hotel india fx juliet kilo gx lima mike hx november "
+    "oscar ix papa quebec jx romeo sierra kx tango uniform lx"
+)
 QUERY_7 = "alpha bravo zz delta echo yy foxtrot golf xx hotel"  # LCS 7: alpha bravo delta echo foxtrot golf hotel
 QUERY_8 = "alpha bravo zz delta echo yy foxtrot golf hotel india"  # LCS 8, longest shared run 2 tokens
 
@@ -41,10 +44,15 @@ def test_rouge_threshold_is_strictly_greater_than():
 
 
 def test_shared_4gram_is_rejected_3gram_is_not():
-    span = ("After long negotiations that had dragged on through the previous winter and spring, the treaty was "
-            "finally signed in the city of Paris in 1783 by both parties and their many allies.")
+    span = (
+        "After long negotiations that had dragged on through the previous winter and spring, the treaty was "
+        "finally signed in the city of Paris in 1783 by both parties and their many allies."
+    )
     assert leak_reason("Which agreement concluded in the city of Paris?", [span]) == "shared_4gram"
-    assert shared_ngrams("Which agreement concluded in the city of Paris?", span) == {("in", "the", "city", "of"), ("the", "city", "of", "paris")}
+    assert shared_ngrams("Which agreement concluded in the city of Paris?", span) == {
+        ("in", "the", "city", "of"),
+        ("the", "city", "of", "paris"),
+    }
     assert leak_reason("Which agreement concluded in the city during 1783?", [span]) is None  # 'in the city' = 3-gram
     # tokenization: case and punctuation do not hide a copy
     assert leak_reason("SIGNED, IN THE -- CITY?", [span]) == "shared_4gram"
@@ -116,15 +124,25 @@ def test_bm25_top1_gold_rate_by_hand(con):
     con.execute("INSERT INTO documents VALUES ('w/1', 'w', 'T', ?, NULL, NULL, 'x')", [text])
     starts = [3, 31, 57]
     ends = [30, 56, len(text)]
-    con.executemany("INSERT INTO chunks VALUES ('structural:gold', ?, 'w/1', ?, ?, ?, 5, 0)",
-                    [(f"structural:gold|w/1|{i}", i, s, e) for i, (s, e) in enumerate(zip(starts, ends))])
-    con.executemany("INSERT INTO queries VALUES (?, 'w/1', 'w', ?, ?)", [
-        ("w/q1", "which turbines stand on the hill", "factoid"),  # unit 1: hit
-        ("w/q2", "tidal power", "factoid"),                        # unit 2, but its evidence is unit 0: miss
-        ("w/q3", "nothing shared", "multihop")])                   # no score anywhere: the first unit, a hit
-    con.executemany("INSERT INTO evidence VALUES (?, 0, 'w/1', ?, ?, 'generated')",
-                    [("w/q1", 35, 50), ("w/q2", 5, 20), ("w/q3", 5, 20)])
+    con.executemany(
+        "INSERT INTO chunks VALUES ('structural:gold', ?, 'w/1', ?, ?, ?, 5, 0)",
+        [(f"structural:gold|w/1|{i}", i, s, e) for i, (s, e) in enumerate(zip(starts, ends))],
+    )
+    con.executemany(
+        "INSERT INTO queries VALUES (?, 'w/1', 'w', ?, ?)",
+        [
+            ("w/q1", "which turbines stand on the hill", "factoid"),  # unit 1: hit
+            ("w/q2", "tidal power", "factoid"),  # unit 2, but its evidence is unit 0: miss
+            ("w/q3", "nothing shared", "multihop"),
+        ],
+    )  # no score anywhere: the first unit, a hit
+    con.executemany(
+        "INSERT INTO evidence VALUES (?, 0, 'w/1', ?, ?, 'generated')",
+        [("w/q1", 35, 50), ("w/q2", 5, 20), ("w/q3", 5, 20)],
+    )
     report = bm25_top1(con, "w", ["w/q1", "w/q2", "w/q3"])
     assert report["units"] == "structural:gold chunks" and report["n_units"] == 3
-    assert report["by_type"] == {"factoid": {"queries": 2, "top1_gold_rate": 0.5},
-                                 "multihop": {"queries": 1, "top1_gold_rate": 1.0}}
+    assert report["by_type"] == {
+        "factoid": {"queries": 2, "top1_gold_rate": 0.5},
+        "multihop": {"queries": 1, "top1_gold_rate": 1.0},
+    }

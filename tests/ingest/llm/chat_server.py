@@ -7,6 +7,7 @@ body, a ``float`` sleeps that many seconds before answering normally. ``refuse_r
 answers every request that carries a ``response_format`` with HTTP 400, as a server without structured
 output does. Every request body is recorded, and the largest number of requests in flight at once is tracked.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,9 +57,18 @@ class ChatServer:
                     time.sleep(action if isinstance(action, float) else server.delay_s)
                     answer = server.respond(body)
                     answer = answer if isinstance(answer, dict) else {"content": answer}
-                    payload = {"id": "test", "object": "chat.completion", "model": body.get("model"),
-                               "choices": [{"index": 0, "finish_reason": answer.get("finish_reason", "stop"),
-                                            "message": {"role": "assistant", "content": answer["content"]}}]}
+                    payload = {
+                        "id": "test",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": answer.get("finish_reason", "stop"),
+                                "message": {"role": "assistant", "content": answer["content"]},
+                            }
+                        ],
+                    }
                     if "usage" in answer:
                         payload["usage"] = answer["usage"]
                     self._send(200, payload)

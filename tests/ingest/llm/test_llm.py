@@ -1,5 +1,6 @@
 """LLM layer: config, cache (keys, resume, replay-only), the HTTP backend against a real local server,
 the vLLM adapter, and the scripted test backend."""
+
 from __future__ import annotations
 
 import json
@@ -42,9 +43,17 @@ def echo(r: LLMRequest) -> str:
 def test_config_env_overrides_experiment_config(tmp_path):
     path = tmp_path / "exp.yml"
     path.write_text("name: x\nllm:\n  backend: openai\n  model: from-config\n  concurrency: 3\n  seed: 7\n")
-    cfg = load_llm_config(path, env={"RAGWH_LLM_MODEL": "from-env", "RAGWH_LLM_API_KEY": "sk-secret",
-                                     "RAGWH_LLM_BASE_URL": "http://h:1/v1"})
-    assert (cfg.model, cfg.concurrency, cfg.seed, cfg.base_url, cfg.api_key) == ("from-env", 3, 7, "http://h:1/v1", "sk-secret")
+    cfg = load_llm_config(
+        path,
+        env={"RAGWH_LLM_MODEL": "from-env", "RAGWH_LLM_API_KEY": "sk-secret", "RAGWH_LLM_BASE_URL": "http://h:1/v1"},
+    )
+    assert (cfg.model, cfg.concurrency, cfg.seed, cfg.base_url, cfg.api_key) == (
+        "from-env",
+        3,
+        7,
+        "http://h:1/v1",
+        "sk-secret",
+    )
     assert "sk-secret" not in repr(cfg)
     assert load_llm_config({}, env={"RAGWH_LLM_BACKEND": "vllm", "RAGWH_LLM_REPLAY_ONLY": "1"}).replay_only is True
 
@@ -87,12 +96,27 @@ def test_prompts_are_versioned_files():
 def test_cache_key_covers_model_messages_sampling_seed_and_prompt_version():
     base = cache_key("m", req("a"))
     assert cache_key("m", req("other-item")) == base  # the item id names the call, it does not change the answer
-    assert len({base, cache_key("m2", req("a")), cache_key("m", req("a", text="x")), cache_key("m", req("a", seed=2)),
-                cache_key("m", req("a", prompt="test_prompt.v2"))}) == 5
+    assert (
+        len(
+            {
+                base,
+                cache_key("m2", req("a")),
+                cache_key("m", req("a", text="x")),
+                cache_key("m", req("a", seed=2)),
+                cache_key("m", req("a", prompt="test_prompt.v2")),
+            }
+        )
+        == 5
+    )
     payload = json.loads(req("a").canonical_json("m"))
-    assert payload == {"model": "m", "messages": [{"role": "user", "content": "hello"}], "prompt": "test_prompt.v1",
-                       "sampling": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1}}
+    assert payload == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hello"}],
+        "prompt": "test_prompt.v1",
+        "sampling": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1},
+    }
     import hashlib
+
     assert base == hashlib.sha256(req("a").canonical_json("m").encode()).hexdigest()
 
 
@@ -150,7 +174,9 @@ def test_cache_rerun_makes_zero_calls_and_dedupes(con):
     again = LLMCache(con, ScriptedBackend(lambda r: "DIFFERENT"), model=backend.model, progress=False)
     assert again.generate(requests) == ["answer to x", "answer to y", "answer to x"]
     assert (again.calls, again.hits) == (0, 3)
-    rows = con.execute("SELECT item_id, prompt_name, prompt_version, backend, request_json FROM llm_calls ORDER BY item_id").fetchall()
+    rows = con.execute(
+        "SELECT item_id, prompt_name, prompt_version, backend, request_json FROM llm_calls ORDER BY item_id"
+    ).fetchall()
     assert [r[:4] for r in rows] == [("a", "test_prompt", "1", "scripted"), ("b", "test_prompt", "1", "scripted")]
     assert json.loads(rows[0][4])["messages"][0]["content"] == "x"
 
@@ -197,8 +223,15 @@ def test_open_llm_replay_only_needs_no_backend(con):
 
 
 def http_config(server: ChatServer, **kw) -> LLMConfig:
-    base = dict(model="test-model", base_url=server.base_url, timeout_s=2.0, max_retries=2, backoff_s=0.01,
-                concurrency=4, api_key="sk-test-secret")
+    base = dict(
+        model="test-model",
+        base_url=server.base_url,
+        timeout_s=2.0,
+        max_retries=2,
+        backoff_s=0.01,
+        concurrency=4,
+        api_key="sk-test-secret",
+    )
     base.update(kw)
     return LLMConfig(**base)
 
@@ -211,8 +244,14 @@ def test_http_backend_sends_openai_requests(con):
         backend.close()
     assert out == [Completion("re: one", "stop"), Completion("re: two", "stop")]
     first = next(b for b in server.bodies if b["messages"][0]["content"] == "one")
-    assert first == {"model": "test-model", "messages": [{"role": "user", "content": "one"}], "temperature": 0.0,
-                     "top_p": 1.0, "max_tokens": 1024, "seed": 5}
+    assert first == {
+        "model": "test-model",
+        "messages": [{"role": "user", "content": "one"}],
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": 1024,
+        "seed": 5,
+    }
     assert all(h["Authorization"] == "Bearer sk-test-secret" for h in server.headers)
 
 
@@ -230,7 +269,9 @@ def test_http_gives_up_after_retries_with_backoff(con):
     with ChatServer(lambda body: "never") as server:
         server.plan = [503, 502, 500, 500]
         sleeps = []
-        backend = OpenAIHTTPBackend(http_config(server, max_retries=2, backoff_s=1.0, backoff_max_s=1.5), sleep=sleeps.append)
+        backend = OpenAIHTTPBackend(
+            http_config(server, max_retries=2, backoff_s=1.0, backoff_max_s=1.5), sleep=sleeps.append
+        )
         with pytest.raises(LLMError, match=r"failed for item a .* after 3 attempts: HTTP 500"):
             backend.generate([req("a")])
     assert server.n_requests == 3
@@ -277,10 +318,14 @@ def test_http_bad_payload_is_a_clear_error(con):
 
 def test_http_usage_and_cut_answers_are_stored_and_replayed(con):
     """usage -> prompt/completion tokens, finish_reason 'length' -> a cut answer, known again from the cache."""
+
     def respond(body):
         if last_user_message(body) == "long":
-            return {"content": "a cut ans", "finish_reason": "length",
-                    "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}}
+            return {
+                "content": "a cut ans",
+                "finish_reason": "length",
+                "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16},
+            }
         return {"content": "", "finish_reason": "eos"}  # empty, no usage: counts are NULL
 
     with ChatServer(respond) as server:
@@ -288,8 +333,9 @@ def test_http_usage_and_cut_answers_are_stored_and_replayed(con):
         out = llm.complete([req("a", "long"), req("b", "short")])
     assert out == [Completion("a cut ans", "length", 12, 4), Completion("", "stop", None, None)]
     assert (llm.cut, llm.empty) == (1, 1)
-    assert con.execute("SELECT item_id, finish_reason, prompt_tokens, completion_tokens FROM llm_calls ORDER BY 1").fetchall() \
-        == [("a", "length", 12, 4)]  # the empty answer is a failed call, never cached
+    assert con.execute(
+        "SELECT item_id, finish_reason, prompt_tokens, completion_tokens FROM llm_calls ORDER BY 1"
+    ).fetchall() == [("a", "length", 12, 4)]  # the empty answer is a failed call, never cached
     assert con.execute("SELECT item_id, reason, response_text FROM llm_failures").fetchall() == [("b", "empty", "")]
     assert llm.failed == 1
     replay = LLMCache(con, None, model="test-model", replay_only=True, progress=False)
@@ -335,9 +381,19 @@ def _vllm_stand_in(monkeypatch, **params_classes):
         def chat(self, conversations, sampling_params, use_tqdm):
             seen["chat"] = (conversations, [p.kw for p in sampling_params])
             seen["params"] = seen["chat"][1]
-            return [types.SimpleNamespace(prompt_token_ids=[1] * (10 + k), outputs=[types.SimpleNamespace(
-                text=f"gen {c[-1]['content']}", token_ids=[5] * (3 + k), finish_reason="length" if k else "stop")])
-                for k, c in enumerate(conversations)]
+            return [
+                types.SimpleNamespace(
+                    prompt_token_ids=[1] * (10 + k),
+                    outputs=[
+                        types.SimpleNamespace(
+                            text=f"gen {c[-1]['content']}",
+                            token_ids=[5] * (3 + k),
+                            finish_reason="length" if k else "stop",
+                        )
+                    ],
+                )
+                for k, c in enumerate(conversations)
+            ]
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=LLM, SamplingParams=SamplingParams))
     monkeypatch.setitem(sys.modules, "vllm.sampling_params", types.SimpleNamespace(**params_classes))
@@ -349,13 +405,24 @@ def test_vllm_backend_batches_chat_with_per_request_sampling(monkeypatch):
     RequestOutput.outputs[0].text): checks what is passed, not what a model says."""
     seen = _vllm_stand_in(monkeypatch)
     backend = make_backend(LLMConfig(backend="vllm", model="google/gemma", seed=11, vllm={"max_model_len": 8192}))
-    out = backend.generate([req("a", "p1", seed=3), LLMRequest("b", "t.v1", ({"role": "user", "content": "p2"},),
-                                                                Sampling(temperature=0.7, top_p=0.9, max_tokens=50, seed=4))])
+    out = backend.generate(
+        [
+            req("a", "p1", seed=3),
+            LLMRequest(
+                "b",
+                "t.v1",
+                ({"role": "user", "content": "p2"},),
+                Sampling(temperature=0.7, top_p=0.9, max_tokens=50, seed=4),
+            ),
+        ]
+    )
     assert out == [Completion("gen p1", "stop", 10, 3), Completion("gen p2", "length", 11, 4)]
     assert seen["init"] == ("google/gemma", {"seed": 11, "max_model_len": 8192})
     assert seen["chat"][0] == [[{"role": "user", "content": "p1"}], [{"role": "user", "content": "p2"}]]
-    assert seen["chat"][1] == [{"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 3},
-                               {"temperature": 0.7, "top_p": 0.9, "max_tokens": 50, "seed": 4}]
+    assert seen["chat"][1] == [
+        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 3},
+        {"temperature": 0.7, "top_p": 0.9, "max_tokens": 50, "seed": 4},
+    ]
 
 
 # --- structured output: when schemas are sent, fallback to free text --------------------------------------
@@ -400,8 +467,10 @@ def test_http_backend_sends_the_schema_as_response_format(con):
         answers, enforced = structured.complete(llm, [structured_req("a", "one")], "test")
     assert [a.text for a in answers] == ['{"n": 2}'] and enforced is True
     (body,) = server.bodies
-    assert body["response_format"] == {"type": "json_schema",
-                                       "json_schema": {"name": "test_prompt", "schema": SCHEMA, "strict": True}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "test_prompt", "schema": SCHEMA, "strict": True},
+    }
     stored = json.loads(con.execute("SELECT request_json FROM llm_calls").fetchone()[0])
     assert stored["schema"] == SCHEMA  # the stored request says what was enforced
 
@@ -422,7 +491,9 @@ def test_http_server_refusing_the_schema_falls_back_to_free_text_with_one_warnin
         warnings = [r for r in caplog.records if r.levelname == "WARNING" and "structured output refused" in r.message]
         assert len(warnings) == 1 and "\n" not in warnings[0].getMessage() and "HTTP 400" in warnings[0].getMessage()
         # the answer is stored under the free-text key, so it is never taken for a structured one
-        assert con.execute("SELECT cache_key FROM llm_calls").fetchall() == [(cache_key("test-model", req("a", "one")),)]
+        assert con.execute("SELECT cache_key FROM llm_calls").fetchall() == [
+            (cache_key("test-model", req("a", "one")),)
+        ]
         # later structured requests are refused without being sent, and fall back at once
         answers, enforced = structured.complete(llm, [structured_req("b", "two")], "induce:test")
         assert enforced is False and len(server.bodies) == 3 and "response_format" not in server.bodies[-1]
@@ -445,14 +516,22 @@ class GuidedDecodingParams(_Params):
 
 
 def test_vllm_backend_puts_the_schema_in_structured_outputs(monkeypatch):
-    seen = _vllm_stand_in(monkeypatch, StructuredOutputsParams=StructuredOutputsParams,
-                          GuidedDecodingParams=GuidedDecodingParams)
+    seen = _vllm_stand_in(
+        monkeypatch, StructuredOutputsParams=StructuredOutputsParams, GuidedDecodingParams=GuidedDecodingParams
+    )
     backend = make_backend(LLMConfig(backend="vllm", model="google/gemma"))
     assert backend.schema_unsupported() is None
     backend.generate([structured_req("a"), req("b")])
     assert seen["params"] == [
-        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1, "structured_outputs": StructuredOutputsParams(json=SCHEMA)},
-        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1}]
+        {
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "max_tokens": 1024,
+            "seed": 1,
+            "structured_outputs": StructuredOutputsParams(json=SCHEMA),
+        },
+        {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024, "seed": 1},
+    ]
 
 
 def test_vllm_backend_uses_guided_decoding_on_older_releases_and_says_when_it_has_neither(monkeypatch, con):

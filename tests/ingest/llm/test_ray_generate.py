@@ -3,6 +3,7 @@ tiny random-weight Llama that carries the packaged SmolLM2 tokenizer and chat te
 on one local Ray instance (2 CPUs); the actors live across the cache's calls; the rows are the same when an earlier
 run already stored part of the answers and a worker of two dies mid-block. The tests that need Ray skip only when
 it is not installed."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,15 +15,25 @@ from ingest.retrieval.ray_engine import FAULT_ENV, RaySettings
 from warehouse.db import connect
 
 SETTINGS = RaySettings(concurrency=1)
-QUESTIONS = ["What is the capital of France?", "Name a prime number.", "What colour is the sky?",
-             "Who wrote Hamlet?", "How many legs has a spider?", "What is two plus two?"]
-COLUMNS = ("cache_key, model, prompt_name, prompt_version, item_id, request_json, response_text, backend, "
-           "prompt_tokens, completion_tokens, finish_reason")
+QUESTIONS = [
+    "What is the capital of France?",
+    "Name a prime number.",
+    "What colour is the sky?",
+    "Who wrote Hamlet?",
+    "How many legs has a spider?",
+    "What is two plus two?",
+]
+COLUMNS = (
+    "cache_key, model, prompt_name, prompt_version, item_id, request_json, response_text, backend, "
+    "prompt_tokens, completion_tokens, finish_reason"
+)
 
 
 def _requests() -> list[LLMRequest]:  # 6 requests: blocks of 2
-    return [LLMRequest(f"q{i}", "test_prompt.v1", ({"role": "user", "content": q},), Sampling(max_tokens=6, seed=7))
-            for i, q in enumerate(QUESTIONS)]
+    return [
+        LLMRequest(f"q{i}", "test_prompt.v1", ({"role": "user", "content": q},), Sampling(max_tokens=6, seed=7))
+        for i, q in enumerate(QUESTIONS)
+    ]
 
 
 def _rows(con) -> list[tuple]:
@@ -39,11 +50,21 @@ def config(tmp_path_factory) -> LLMConfig:
     tokenizer = make_backend(LLMConfig(backend="transformers")).tokenizer
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                 num_key_value_heads=1, vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id,
-                                 bos_token_id=tokenizer.bos_token_id)).save_pretrained(folder)
-    return LLMConfig(backend="transformers", model=str(folder), commit_every=2,
-                     transformers={"threads": 1, "batch_size": 2})
+    LlamaForCausalLM(
+        LlamaConfig(
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            vocab_size=len(tokenizer),
+            eos_token_id=tokenizer.eos_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+        )
+    ).save_pretrained(folder)
+    return LLMConfig(
+        backend="transformers", model=str(folder), commit_every=2, transformers={"threads": 1, "batch_size": 2}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +104,9 @@ def test_ray_actors_write_the_local_rows_and_live_across_calls(ray_instance, tmp
     assert again.backend._actors is None  # nothing to generate: no actor was started
 
 
-def test_a_rerun_asks_only_for_the_missing_answers_and_survives_a_killed_worker(ray_instance, tmp_path, monkeypatch,
-                                                                              config, local, reference):
+def test_a_rerun_asks_only_for_the_missing_answers_and_survives_a_killed_worker(
+    ray_instance, tmp_path, monkeypatch, config, local, reference
+):
     con = connect(tmp_path / "w.duckdb")
     # the first block was committed by a run that then died (here: the local engine, whose rows are the same)
     LLMCache(con, local, commit_every=config.commit_every, progress=False).generate(_requests()[:2])
@@ -101,7 +123,9 @@ def test_a_rerun_asks_only_for_the_missing_answers_and_survives_a_killed_worker(
 
 
 def test_a_backend_error_on_a_worker_is_raised_as_itself_naming_the_item(ray_instance, tmp_path, config):
-    long = LLMRequest("too-long", "test_prompt.v1", ({"role": "user", "content": "word " * 3000},), Sampling(max_tokens=6))
+    long = LLMRequest(
+        "too-long", "test_prompt.v1", ({"role": "user", "content": "word " * 3000},), Sampling(max_tokens=6)
+    )
     backend = RayLLMBackend(config, SETTINGS)
     with pytest.raises(LLMError, match="too-long") as info:
         backend.generate([long])
@@ -111,8 +135,10 @@ def test_a_backend_error_on_a_worker_is_raised_as_itself_naming_the_item(ray_ins
 
 def test_requests_travel_to_the_workers_unchanged():
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
-    for r in (*_requests(), LLMRequest("x", "p.v2", ({"role": "system", "content": "é"},), Sampling(0.7, 0.9, 5, 3),
-                                       schema)):
+    for r in (
+        *_requests(),
+        LLMRequest("x", "p.v2", ({"role": "system", "content": "é"},), Sampling(0.7, 0.9, 5, 3), schema),
+    ):
         back = decode_request(encode_request(r))
         assert back == r and back.canonical_json("m") == r.canonical_json("m")  # so the cache key is the same
 
@@ -129,7 +155,11 @@ def test_vllm_on_ray_needs_its_gpus_per_actor_and_a_driver_without_vllm_names_th
     gpu = RaySettings(num_gpus_per_worker=1)
     backend = RayLLMBackend(LLMConfig(backend="vllm", model="Qwen/Qwen2.5-7B-Instruct", api_key="secret"), gpu)
     assert (backend.name, backend.model, backend.context_window(), backend.config.api_key) == (
-        "vllm", "Qwen/Qwen2.5-7B-Instruct", None, None)  # the key never travels to the workers
+        "vllm",
+        "Qwen/Qwen2.5-7B-Instruct",
+        None,
+        None,
+    )  # the key never travels to the workers
     with pytest.raises(LLMError, match="no LLM model configured"):
         RayLLMBackend(LLMConfig(backend="vllm"), gpu)
     with pytest.raises(LLMError, match=r"needs 1 GPU\(s\) per actor .* ray.num_gpus_per_worker is 0"):

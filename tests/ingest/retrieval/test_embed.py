@@ -1,4 +1,5 @@
 """The embedding job: keys, dedupe, instruction at encode time, resume, refusals."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,19 +36,59 @@ def tiny_model(tiny_path):
 
 
 def _load(con):
-    create_condition_texts(con, [
-        {"condition": "G2", "corpus": "demo", "chunk_id": "x|demo/1|0", "doc_id": "demo/1", "chunkset": "x", "text": "alpha beta"},
-        {"condition": "G2", "corpus": "demo", "chunk_id": "x|demo/1|1", "doc_id": "demo/1", "chunkset": "x", "text": "gamma delta epsilon"},
-        {"condition": "A2", "corpus": "demo", "chunk_id": "y|demo/1|0", "doc_id": "demo/1", "chunkset": "y", "text": "alpha beta"},
-        {"condition": "A2", "corpus": "demo", "chunk_id": "y|demo/1|1", "doc_id": "demo/1", "chunkset": "y", "text": "zeta"},
-        {"condition": "G2", "corpus": "other", "chunk_id": "x|other/1|0", "doc_id": "other/1", "chunkset": "x", "text": "omega"},
-    ])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": "x|demo/1|0",
+                "doc_id": "demo/1",
+                "chunkset": "x",
+                "text": "alpha beta",
+            },
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": "x|demo/1|1",
+                "doc_id": "demo/1",
+                "chunkset": "x",
+                "text": "gamma delta epsilon",
+            },
+            {
+                "condition": "A2",
+                "corpus": "demo",
+                "chunk_id": "y|demo/1|0",
+                "doc_id": "demo/1",
+                "chunkset": "y",
+                "text": "alpha beta",
+            },
+            {
+                "condition": "A2",
+                "corpus": "demo",
+                "chunk_id": "y|demo/1|1",
+                "doc_id": "demo/1",
+                "chunkset": "y",
+                "text": "zeta",
+            },
+            {
+                "condition": "G2",
+                "corpus": "other",
+                "chunk_id": "x|other/1|0",
+                "doc_id": "other/1",
+                "chunkset": "x",
+                "text": "omega",
+            },
+        ],
+    )
     con.execute("""INSERT INTO queries VALUES ('demo/q1', 'demo/1', 'demo', 'what is alpha', 'x'),
                    ('demo/q2', 'demo/1', 'demo', 'zeta', 'x'), ('other/q1', 'other/1', 'other', 'omega?', 'x')""")
 
 
 def _stored(con, embedder):
-    rows = con.execute("SELECT text_hash, vector FROM embeddings WHERE embedder = ? ORDER BY text_hash", [embedder]).fetchall()
+    rows = con.execute(
+        "SELECT text_hash, vector FROM embeddings WHERE embedder = ? ORDER BY text_hash", [embedder]
+    ).fetchall()
     return {h: np.array(v, dtype=np.float32) for h, v in rows}
 
 
@@ -84,11 +125,23 @@ def test_dedupe_keys_and_query_instruction(con, tiny_path, tiny_model):
     spec = EmbedderSpec(name="tiny", source=str(tiny_path), query_instruction="Q: ")
     report = embed_texts(con, spec, corpus="demo", device="cpu", show_progress=False)
     # 4 demo chunks + 2 demo queries requested; "alpha beta" is shared by G2 and A2
-    assert report == {"embedder": "tiny", "corpus": "demo", "requested": 6, "unique": 5, "already_stored": 0,
-                      "embedded": 5, "dim": 32}
+    assert report == {
+        "embedder": "tiny",
+        "corpus": "demo",
+        "requested": 6,
+        "unique": 5,
+        "already_stored": 0,
+        "embedded": 5,
+        "dim": 32,
+    }
     stored = _stored(con, "tiny")
-    assert set(stored) == {sha("alpha beta"), sha("gamma delta epsilon"), sha("zeta"),
-                           query_hash("what is alpha"), query_hash("zeta")}
+    assert set(stored) == {
+        sha("alpha beta"),
+        sha("gamma delta epsilon"),
+        sha("zeta"),
+        query_hash("what is alpha"),
+        query_hash("zeta"),
+    }
     for v in stored.values():
         assert np.linalg.norm(v) == pytest.approx(1.0, abs=1e-5)
     expected = tiny_model.encode(["Q: zeta", "zeta"])
@@ -153,8 +206,9 @@ def test_dimension_mismatch_is_refused(con, tiny_path, tiny_model):
     _load(con)
     store_vectors(con, "tiny", [sha("zeta")], np.ones((1, 5)) / np.sqrt(5))
     with pytest.raises(EmbedError, match="5-dimensional vectors .* produces 32-dimensional"):
-        embed_texts(con, EmbedderSpec(name="tiny", source=str(tiny_path)), corpus="demo", model=tiny_model,
-                    show_progress=False)
+        embed_texts(
+            con, EmbedderSpec(name="tiny", source=str(tiny_path)), corpus="demo", model=tiny_model, show_progress=False
+        )
     assert con.execute("SELECT count(*) FROM embeddings").fetchall()[0][0] == 1
 
 
@@ -164,12 +218,27 @@ def test_missing_condition_texts_says_what_to_run(con):
 
 
 def test_default_minilm_embeds_offline(con):
-    create_condition_texts(con, [
-        {"condition": "DOC", "corpus": "demo", "chunk_id": "doc|demo/1|0", "doc_id": "demo/1", "chunkset": "doc",
-         "text": "The cat sat on the mat."},
-        {"condition": "DOC", "corpus": "demo", "chunk_id": "doc|demo/2|0", "doc_id": "demo/2", "chunkset": "doc",
-         "text": "Quarterly revenue grew by four percent."},
-    ])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "DOC",
+                "corpus": "demo",
+                "chunk_id": "doc|demo/1|0",
+                "doc_id": "demo/1",
+                "chunkset": "doc",
+                "text": "The cat sat on the mat.",
+            },
+            {
+                "condition": "DOC",
+                "corpus": "demo",
+                "chunk_id": "doc|demo/2|0",
+                "doc_id": "demo/2",
+                "chunkset": "doc",
+                "text": "Quarterly revenue grew by four percent.",
+            },
+        ],
+    )
     con.execute("INSERT INTO queries VALUES ('demo/q', NULL, 'demo', 'where did the cat sit', 'x')")
     report = embed_texts(con, None, device="cpu", show_progress=False)
     # the default precision is auto, bf16 where the CPU has native bf16 (the name says which)
@@ -187,8 +256,9 @@ def test_cli_reports_a_missing_model_and_exits_1(warehouse_file, tmp_path):
     from warehouse.db import connect
 
     connect(warehouse_file).close()  # embed needs an existing warehouse (it never creates one)
-    result = CliRunner().invoke(app, ["embed", "--embedder", str(tmp_path / "nope" / "model"),
-                                      "--warehouse", str(warehouse_file)])
+    result = CliRunner().invoke(
+        app, ["embed", "--embedder", str(tmp_path / "nope" / "model"), "--warehouse", str(warehouse_file)]
+    )
     assert result.exit_code == 1
     assert "embed failed" in result.output and "neither a registered name" in result.output
 
@@ -214,8 +284,20 @@ def _six_hundred_texts_recorded(con, monkeypatch) -> tuple[list[float], list[int
     of each commit is appended to."""
     import ingest.retrieval.embed as embed
 
-    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1",
-                                  "chunkset": "x", "text": f"text number {i:04d}"} for i in range(600)])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": f"x|demo/1|{i}",
+                "doc_id": "demo/1",
+                "chunkset": "x",
+                "text": f"text number {i:04d}",
+            }
+            for i in range(600)
+        ],
+    )
     clock = [0.0]
     monkeypatch.setattr(embed.time, "monotonic", lambda: clock[0])
     stored: list[int] = []
@@ -224,10 +306,13 @@ def _six_hundred_texts_recorded(con, monkeypatch) -> tuple[list[float], list[int
     return clock, stored
 
 
-@pytest.mark.parametrize("seconds_per_call, commits", [
-    (0.01, [256, 256, 88]),        # fast model: every 256 texts
-    (11.0, [192, 192, 192, 24]),   # slow model: 3 batches of 64 take 33 s >= 30 s
-])
+@pytest.mark.parametrize(
+    "seconds_per_call, commits",
+    [
+        (0.01, [256, 256, 88]),  # fast model: every 256 texts
+        (11.0, [192, 192, 192, 24]),  # slow model: 3 batches of 64 take 33 s >= 30 s
+    ],
+)
 def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seconds_per_call, commits):
     """Commits used to come every 1,024 texts only, so a small corpus killed
     mid-embed kept nothing. Each commit ends on a model-batch boundary of the sorted work list."""
@@ -236,8 +321,9 @@ def test_commits_every_256_texts_or_30_seconds(con, monkeypatch, tiny_path, seco
     assert (embed.COMMIT_TEXTS, embed.COMMIT_SECONDS) == (256, 30.0)
     clock, stored = _six_hundred_texts_recorded(con, monkeypatch)
     model = _ClockedModel(clock, seconds_per_call)
-    report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
-                         show_progress=False)
+    report = embed_texts(
+        con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model, show_progress=False
+    )
     assert report["embedded"] == 600 and stored == commits
     assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64
     assert con.execute("SELECT count(*) FROM embeddings WHERE embedder = 'fake'").fetchone()[0] == 600
@@ -254,7 +340,13 @@ def test_a_large_job_commits_every_hundredth_of_it(con, monkeypatch, tiny_path):
     monkeypatch.setattr(embed, "COMMIT_TEXTS", 64)  # ... and with 64: every 150, on the model's calls of 64
     clock, stored = _six_hundred_texts_recorded(con, monkeypatch)
     model = _ClockedModel(clock, 0.01)
-    report = embed_texts(con, EmbedderSpec(name="fake", source=str(tiny_path)), corpus="demo", model=model,
-                         batch_size=128, show_progress=False)  # calls of min(128, COMMIT_TEXTS), never of 150
+    report = embed_texts(
+        con,
+        EmbedderSpec(name="fake", source=str(tiny_path)),
+        corpus="demo",
+        model=model,
+        batch_size=128,
+        show_progress=False,
+    )  # calls of min(128, COMMIT_TEXTS), never of 150
     assert report["embedded"] == 600 and stored == [192, 192, 192, 24]
     assert set(model.calls[:-1]) == {64} and model.calls[-1] == 600 % 64

@@ -1,5 +1,6 @@
 """Precision: resolution of auto, names that carry the precision, bf16 and fp32 vectors stored as
 distinct rows, reranker scores under bf16, and the CPU/encoder detection."""
+
 from __future__ import annotations
 
 import json
@@ -98,9 +99,20 @@ def tiny_path(tmp_path_factory):
 def test_both_precisions_store_distinct_rows(con, tiny_path):
     """fp32 and bf16 vectors of the same texts are two sets of rows under two names; close, not equal."""
     texts = ["alpha beta gamma delta", "the quick brown fox jumps over the lazy dog", "zeta"]
-    create_condition_texts(con, [
-        {"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/1|{i}", "doc_id": "demo/1", "chunkset": "x", "text": t}
-        for i, t in enumerate(texts)])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": f"x|demo/1|{i}",
+                "doc_id": "demo/1",
+                "chunkset": "x",
+                "text": t,
+            }
+            for i, t in enumerate(texts)
+        ],
+    )
     con.execute("INSERT INTO queries VALUES ('demo/q1', 'demo/1', 'demo', 'which fox', 'x')")
     spec = resolve_embedder(str(tiny_path))
     assert spec.encoder is True  # a BERT model directory
@@ -119,7 +131,9 @@ def test_both_precisions_store_distinct_rows(con, tiny_path):
     for p in ("fp32", "bf16"):
         retrieve_stage(con, spec, k=5, precision=p, show_progress=False)
     assert con.execute("SELECT embedder, count(*) FROM runs GROUP BY 1 ORDER BY 1").fetchall() == [
-        (fp32["embedder"], 3), (bf16["embedder"], 3)]
+        (fp32["embedder"], 3),
+        (bf16["embedder"], 3),
+    ]
     # again: nothing more to embed under either name
     assert embed_texts(con, spec, precision="bf16", device="cpu", show_progress=False)["embedded"] == 0
 
@@ -127,20 +141,36 @@ def test_both_precisions_store_distinct_rows(con, tiny_path):
 def test_bf16_reranker_scores_are_their_own_run(con, tmp_path):
     ce = build_tiny_cross_encoder(tmp_path / "ce")
     texts = [f"passage {i} on topic {i % 3}" for i in range(6)]
-    create_condition_texts(con, [
-        {"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/d|{i}", "doc_id": "demo/d", "chunkset": "x", "text": t}
-        for i, t in enumerate(texts)])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": f"x|demo/d|{i}",
+                "doc_id": "demo/d",
+                "chunkset": "x",
+                "text": t,
+            }
+            for i, t in enumerate(texts)
+        ],
+    )
     con.execute("INSERT INTO queries VALUES ('demo/q', 'demo/d', 'demo', 'topic one', 'x')")
     rng = np.random.default_rng(0)
     v = rng.standard_normal((7, 4))
-    store_vectors(con, "hand", [sha(t) for t in texts] + [query_hash("topic one")], v / np.linalg.norm(v, axis=1)[:, None])
+    store_vectors(
+        con, "hand", [sha(t) for t in texts] + [query_hash("topic one")], v / np.linalg.norm(v, axis=1)[:, None]
+    )
     hand = EmbedderSpec(name="hand", source="/unused")
     retrieve_stage(con, hand, k=6, show_progress=False)
     a = rerank_stage(con, str(ce), hand, device="cpu", precision="fp32", show_progress=False)
     b = rerank_stage(con, str(ce), hand, device="cpu", precision="bf16", show_progress=False)
     assert b["reranker"] == a["reranker"] + "@bf16"
-    got = dict(con.execute("SELECT reranker, list(score ORDER BY chunk_id) FROM runs WHERE reranker <> 'none' "
-                           "GROUP BY 1").fetchall())
+    got = dict(
+        con.execute(
+            "SELECT reranker, list(score ORDER BY chunk_id) FROM runs WHERE reranker <> 'none' GROUP BY 1"
+        ).fetchall()
+    )
     s32, s16 = np.array(got[a["reranker"]]), np.array(got[b["reranker"]])
     assert len(s32) == len(s16) == 6 and not np.array_equal(s32, s16)
     np.testing.assert_allclose(s16, s32, atol=0.05)
@@ -149,8 +179,19 @@ def test_bf16_reranker_scores_are_their_own_run(con, tmp_path):
 def test_a_loaded_model_for_another_precision_is_refused(con):
     from ingest.retrieval.embedders import REGISTRY
 
-    create_condition_texts(con, [{"condition": "DOC", "corpus": "demo", "chunk_id": "doc|demo/1|0", "doc_id": "demo/1",
-                                  "chunkset": "doc", "text": "t"}])
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "DOC",
+                "corpus": "demo",
+                "chunk_id": "doc|demo/1|0",
+                "doc_id": "demo/1",
+                "chunkset": "doc",
+                "text": "t",
+            }
+        ],
+    )
     minilm = REGISTRY["all-MiniLM-L6-v2"]  # an fp32 spec of an encoder: bf16 would relabel an fp32 model's vectors
     with pytest.raises(EmbedderError, match="a loaded model was passed"):
         embed_texts(con, minilm, precision="bf16", model=object(), show_progress=False)

@@ -2,6 +2,7 @@
 also when a worker dies mid-job and when the driver was interrupted before (the rerun embeds only the rest).
 
 One local Ray instance (2 CPUs) is shared by the module; the tests skip only when Ray is not installed."""
+
 from __future__ import annotations
 
 import sys
@@ -27,10 +28,24 @@ def _texts() -> list[str]:
 
 def _warehouse(path):
     con = connect(path)
-    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": f"x|demo/{i}|0",
-                                  "doc_id": f"demo/{i}", "chunkset": "x", "text": t} for i, t in enumerate(_texts())])
-    con.execute("INSERT INTO queries VALUES ('demo/q1', 'demo/1', 'demo', 'what is dense retrieval', 'x'), "
-                "('demo/q2', 'demo/2', 'demo', 'rerank a passage', 'x')")
+    create_condition_texts(
+        con,
+        [
+            {
+                "condition": "G2",
+                "corpus": "demo",
+                "chunk_id": f"x|demo/{i}|0",
+                "doc_id": f"demo/{i}",
+                "chunkset": "x",
+                "text": t,
+            }
+            for i, t in enumerate(_texts())
+        ],
+    )
+    con.execute(
+        "INSERT INTO queries VALUES ('demo/q1', 'demo/1', 'demo', 'what is dense retrieval', 'x'), "
+        "('demo/q2', 'demo/2', 'demo', 'rerank a passage', 'x')"
+    )
     return con
 
 
@@ -53,8 +68,9 @@ def model(spec):
 def reference(tmp_path_factory, spec, model):
     """The local engine's rows for the 42 texts (40 passages, 2 queries)."""
     con = _warehouse(tmp_path_factory.mktemp("local") / "w.duckdb")
-    report = embed_texts(con, spec, model=model, precision=None, device="cpu", batch_size=8, write_batch=WRITE_BATCH,
-                         show_progress=False)
+    report = embed_texts(
+        con, spec, model=model, precision=None, device="cpu", batch_size=8, write_batch=WRITE_BATCH, show_progress=False
+    )
     assert report["embedded"] == 42
     rows = _stored(con)
     con.close()
@@ -77,8 +93,9 @@ def test_ray_job_writes_the_local_rows(ray_instance, tmp_path, spec, reference):
     assert (again["already_stored"], again["embedded"]) == (42, 0)
 
 
-def test_killed_worker_is_restarted_and_the_job_equals_an_uninterrupted_run(ray_instance, tmp_path, monkeypatch, spec,
-                                                                          reference):
+def test_killed_worker_is_restarted_and_the_job_equals_an_uninterrupted_run(
+    ray_instance, tmp_path, monkeypatch, spec, reference
+):
     marker = tmp_path / "killed"
     monkeypatch.setenv(FAULT_ENV, str(marker))
     con = _warehouse(tmp_path / "w.duckdb")
@@ -108,12 +125,21 @@ class _DiesOnSecondCall:
         return self.model.encode(texts, **kw)
 
 
-def test_interrupted_driver_leaves_committed_rows_and_ray_embeds_only_the_rest(ray_instance, tmp_path, spec, model,
-                                                                             reference):
+def test_interrupted_driver_leaves_committed_rows_and_ray_embeds_only_the_rest(
+    ray_instance, tmp_path, spec, model, reference
+):
     con = _warehouse(tmp_path / "w.duckdb")
     with pytest.raises(_Interrupted):  # one model call of 16 texts, committed; the second never returns
-        embed_texts(con, spec, model=_DiesOnSecondCall(model), precision=None, device="cpu", batch_size=16,
-                    write_batch=WRITE_BATCH, show_progress=False)
+        embed_texts(
+            con,
+            spec,
+            model=_DiesOnSecondCall(model),
+            precision=None,
+            device="cpu",
+            batch_size=16,
+            write_batch=WRITE_BATCH,
+            show_progress=False,
+        )
     first = _stored(con)
     assert len(first) == WRITE_BATCH
     report = embed_texts(con, spec, precision=None, write_batch=WRITE_BATCH, show_progress=False, engine=SETTINGS)
@@ -145,8 +171,10 @@ def test_ray_reranking_writes_the_local_runs(ray_instance, tmp_path):
         retrieve_stage(con, HAND, k=50, show_progress=False)
         report = rerank_stage(con, ce, HAND, device="cpu", precision="fp32", show_progress=False, engine=engine)
         assert report["pairs_scored"] == 2 * 30  # G2 and G3 share their texts: scored once
-        runs[engine is None] = con.execute("SELECT corpus, embedder, reranker, condition, query_id, rank, chunk_id, "
-                                           "score FROM runs WHERE reranker <> 'none' ORDER BY ALL").fetchall()
+        runs[engine is None] = con.execute(
+            "SELECT corpus, embedder, reranker, condition, query_id, rank, chunk_id, "
+            "score FROM runs WHERE reranker <> 'none' ORDER BY ALL"
+        ).fetchall()
         con.close()
     local, remote = runs[True], runs[False]
     assert len(local) == 2 * 2 * 30 and [r[:7] for r in remote] == [r[:7] for r in local]

@@ -1,5 +1,6 @@
 """Reranking drives the real CrossEncoder code path with a tiny random-weight model built here
 (its scores mean nothing; they only have to be reproduced exactly)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,17 @@ def _load(con, rng, n_chunks=60, n_queries=3):
     texts = [f"passage number {i} about topic {i % 7}" for i in range(n_chunks)]
     rows = []
     for condition, chunkset in (("G2", "gold"), ("G3", "gold3")):  # same texts in two conditions
-        rows += [{"condition": condition, "corpus": "demo", "chunk_id": f"{chunkset}|demo/d{i % 4}|{i:03d}",
-                  "doc_id": f"demo/d{i % 4}", "chunkset": chunkset, "text": t} for i, t in enumerate(texts)]
+        rows += [
+            {
+                "condition": condition,
+                "corpus": "demo",
+                "chunk_id": f"{chunkset}|demo/d{i % 4}|{i:03d}",
+                "doc_id": f"demo/d{i % 4}",
+                "chunkset": chunkset,
+                "text": t,
+            }
+            for i, t in enumerate(texts)
+        ]
     create_condition_texts(con, rows)
     qtexts = [f"question {i} on topic {i}" for i in range(n_queries)]
     for i, t in enumerate(qtexts):
@@ -52,13 +62,18 @@ def test_rerank_rescores_top_50_and_is_incremental(con, tiny_ce):
     assert [c["pairs_scored"] for c in report["conditions"]] == [150, 0] and report["pairs_scored"] == 150
     model = CrossEncoder(str(tiny_ce), device="cpu")
     for condition in ("G2", "G3"):
-        first = con.execute("SELECT query_id, chunk_id FROM runs WHERE reranker = 'none' AND condition = ? "
-                            "AND rank <= 50 ORDER BY query_id, chunk_id", [condition]).fetchall()
-        got = con.execute("""SELECT r.query_id, r.rank, r.chunk_id, r.score, q.text, ct.text FROM runs r
+        first = con.execute(
+            "SELECT query_id, chunk_id FROM runs WHERE reranker = 'none' AND condition = ? "
+            "AND rank <= 50 ORDER BY query_id, chunk_id",
+            [condition],
+        ).fetchall()
+        got = con.execute(
+            """SELECT r.query_id, r.rank, r.chunk_id, r.score, q.text, ct.text FROM runs r
                              JOIN queries q USING (query_id)
                              JOIN int_condition_texts ct ON ct.condition = r.condition AND ct.chunk_id = r.chunk_id
                              WHERE r.reranker = ? AND r.condition = ? ORDER BY r.query_id, r.rank""",
-                          [name, condition]).fetchall()
+            [name, condition],
+        ).fetchall()
         assert sorted((g[0], g[2]) for g in got) == first  # exactly the first-stage top 50
         expected = model.predict([(g[4], g[5]) for g in got])
         np.testing.assert_allclose([g[3] for g in got], expected, rtol=1e-4, atol=1e-5)
@@ -95,12 +110,24 @@ class _Constant:
 
 def test_rerank_ties_break_by_document_then_chunk_number(con):
     ids = [("g|demo/10|0", "demo/10"), ("g|demo/9|10", "demo/9"), ("g|demo/9|2", "demo/9")]
-    create_condition_texts(con, [{"condition": "G2", "corpus": "demo", "chunk_id": c, "doc_id": d, "chunkset": "g",
-                                  "text": f"text {c}"} for c, d in ids])
+    create_condition_texts(
+        con,
+        [
+            {"condition": "G2", "corpus": "demo", "chunk_id": c, "doc_id": d, "chunkset": "g", "text": f"text {c}"}
+            for c, d in ids
+        ],
+    )
     con.execute("INSERT INTO queries VALUES ('demo/q', NULL, 'demo', 'q', 'x')")
-    store_vectors(con, "hand", [sha(f"text {c}") for c, _ in ids] + [query_hash("q")],
-                  np.array([[1, 0], [0.6, 0.8], [0, 1], [1, 0]], dtype=np.float32))
+    store_vectors(
+        con,
+        "hand",
+        [sha(f"text {c}") for c, _ in ids] + [query_hash("q")],
+        np.array([[1, 0], [0.6, 0.8], [0, 1], [1, 0]], dtype=np.float32),
+    )
     retrieve_stage(con, HAND, k=3, show_progress=False)
     rerank_stage(con, "owner/constant", HAND, model=_Constant(), precision="fp32", show_progress=False)
-    got = [r[0] for r in con.execute("SELECT chunk_id FROM runs WHERE reranker = 'owner/constant' ORDER BY rank").fetchall()]
+    got = [
+        r[0]
+        for r in con.execute("SELECT chunk_id FROM runs WHERE reranker = 'owner/constant' ORDER BY rank").fetchall()
+    ]
     assert got == ["g|demo/9|2", "g|demo/9|10", "g|demo/10|0"]  # not the chunk_id strings' order

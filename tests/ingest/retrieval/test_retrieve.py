@@ -1,4 +1,5 @@
 """Flat and two-stage retrieval: exactness against SQL brute force, tie order, edge cases, routing."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,10 @@ def _unit(v):
 
 
 def _chunks(condition, corpus, chunkset, ids_docs, texts):
-    return [{"condition": condition, "corpus": corpus, "chunk_id": cid, "doc_id": doc, "chunkset": chunkset,
-             "text": t} for (cid, doc), t in zip(ids_docs, texts)]
+    return [
+        {"condition": condition, "corpus": corpus, "chunk_id": cid, "doc_id": doc, "chunkset": chunkset, "text": t}
+        for (cid, doc), t in zip(ids_docs, texts)
+    ]
 
 
 def _queries(con, corpus, texts):
@@ -29,11 +32,14 @@ def _queries(con, corpus, texts):
 
 
 def _runs(con, condition, reranker="none"):
-    return con.execute("SELECT query_id, rank, chunk_id, score FROM runs WHERE condition = ? AND reranker = ? "
-                       "ORDER BY query_id, rank", [condition, reranker]).fetchall()
+    return con.execute(
+        "SELECT query_id, rank, chunk_id, score FROM runs WHERE condition = ? AND reranker = ? ORDER BY query_id, rank",
+        [condition, reranker],
+    ).fetchall()
 
 
 # --- the kernel -----------------------------------------------------------------------------------
+
 
 def test_kernel_matches_full_sort_with_many_ties_across_tiles():
     rng = np.random.default_rng(1)
@@ -47,8 +53,9 @@ def test_kernel_matches_full_sort_with_many_ties_across_tiles():
         np.testing.assert_array_equal(scores[i], full[i, expected])
 
 
-@pytest.mark.parametrize(("k", "query_batch", "index_block"), [(1, 5, 16), (50, 7, 64), (130, 9, 64), (700, 23, 100),
-                                                                (3, 23, 700)])
+@pytest.mark.parametrize(
+    ("k", "query_batch", "index_block"), [(1, 5, 16), (50, 7, 64), (130, 9, 64), (700, 23, 100), (3, 23, 700)]
+)
 def test_kernel_equals_a_full_sort_whatever_the_tiles(k, query_batch, index_block):
     """Rows fill up over several tiles (k above the block), then later tiles offer only scores above the
     k-th: the same positions and scores as one full (score desc, position asc) sort, under heavy ties."""
@@ -91,6 +98,7 @@ def test_kernel_edge_shapes():
 
 # --- flat runs ------------------------------------------------------------------------------------
 
+
 def _random_corpus(con, rng, n_docs=6, per_doc=(3, 30), n_queries=9, dim=8):
     ids_docs, texts = [], []
     for d in range(n_docs):
@@ -109,8 +117,17 @@ def test_flat_top_k_equals_sql_brute_force(con):
     n = _random_corpus(con, np.random.default_rng(7))
     assert n > 50
     report = retrieve_stage(con, HAND, k=50, show_progress=False)
-    assert report["conditions"] == [{"corpus": "demo", "condition": "G2", "retrieval": "flat", "n_chunks": n,
-                                     "n_queries": 9, "status": "computed", "rows": 9 * 50}]
+    assert report["conditions"] == [
+        {
+            "corpus": "demo",
+            "condition": "G2",
+            "retrieval": "flat",
+            "n_chunks": n,
+            "n_queries": 9,
+            "status": "computed",
+            "rows": 9 * 50,
+        }
+    ]
     brute = con.execute("""
         WITH q AS (SELECT query_id, e.vector FROM queries JOIN embeddings e
                    ON e.embedder = 'hand' AND e.text_hash = sha256('[query] ' || text)),
@@ -127,8 +144,12 @@ def test_flat_top_k_equals_sql_brute_force(con):
 def test_ties_break_by_document_then_chunk_number_and_small_index_returns_all(con):
     # the tie rule: document then chunk order as numbers, not the chunk_id string
     # (which sorts '...|10' before '...|2' and 'demo/10' before 'demo/9')
-    ids = [("fixed|demo/10|0", "demo/10"), ("fixed|demo/9|10", "demo/9"), ("fixed|demo/9|2", "demo/9"),
-           ("fixed|demo/9|3", "demo/9")]
+    ids = [
+        ("fixed|demo/10|0", "demo/10"),
+        ("fixed|demo/9|10", "demo/9"),
+        ("fixed|demo/9|2", "demo/9"),
+        ("fixed|demo/9|3", "demo/9"),
+    ]
     texts = ["t0", "t1", "t2", "t3"]
     create_condition_texts(con, _chunks("G2", "demo", "fixed", ids, texts))
     _queries(con, "demo", ["q"])
@@ -149,8 +170,12 @@ def test_incremental_empty_and_missing_vectors(con):
     assert again["conditions"][0]["status"] == "unchanged" and _runs(con, "G2") == before
     changed = retrieve_stage(con, HAND, k=60, show_progress=False)
     assert changed["conditions"][0]["status"] == "computed" and first["conditions"][0]["status"] == "computed"
-    assert con.execute("SELECT max(rank), count(*) FROM run_manifest JOIN runs USING (corpus, condition) "
-                       "WHERE run_manifest.k = 60").fetchall()[0][0] == 60
+    assert (
+        con.execute(
+            "SELECT max(rank), count(*) FROM run_manifest JOIN runs USING (corpus, condition) WHERE run_manifest.k = 60"
+        ).fetchall()[0][0]
+        == 60
+    )
     empty = retrieve_stage(con, HAND, k=50, conditions=["G3"], show_progress=False)
     assert empty["conditions"] == [] and empty["empty"] == ["G3"]
     with pytest.raises(RetrieveError, match="unknown conditions"):
@@ -170,6 +195,7 @@ def test_condition_without_queries_writes_manifest_only(con):
 
 # --- two-stage ------------------------------------------------------------------------------------
 
+
 def _two_stage_fixture(con):
     """demo/a: level-1 sections 0 ('Intro', para 0) and 1 ('Methods', paras 1-2, with level-2 child 2);
     demo/b: level-1 section 0 (paras 0-1). Chunk vectors in 2-D (see the test for the scores)."""
@@ -178,18 +204,30 @@ def _two_stage_fixture(con):
         ('gold', 'demo/a', 1, NULL, 1, 'Methods', 1, 2, 22, 60),
         ('gold', 'demo/a', 2, 1,    2, 'Detail',  2, 2, 40, 60),
         ('gold', 'demo/b', 0, NULL, 1, 'Body',    0, 1,  7, 50)""")
-    chunks = [("structural:gold|demo/a|0", "demo/a", 0, 0), ("structural:gold|demo/a|1", "demo/a", 1, 1),
-              ("structural:gold|demo/a|2", "demo/a", 2, 2), ("structural:gold|demo/b|0", "demo/b", 0, 0),
-              ("structural:gold|demo/b|1", "demo/b", 1, 0)]
+    chunks = [
+        ("structural:gold|demo/a|0", "demo/a", 0, 0),
+        ("structural:gold|demo/a|1", "demo/a", 1, 1),
+        ("structural:gold|demo/a|2", "demo/a", 2, 2),
+        ("structural:gold|demo/b|0", "demo/b", 0, 0),
+        ("structural:gold|demo/b|1", "demo/b", 1, 0),
+    ]
     for cid, doc, idx, sec in chunks:
         con.execute("INSERT INTO chunks VALUES ('structural:gold', ?, ?, ?, 0, 1, 1, ?)", [cid, doc, idx, sec])
     texts = ["a0", "a1", "a2", "b0", "b1"]
     create_condition_texts(con, _chunks("G4", "demo", "structural:gold", [c[:2] for c in chunks], texts))
-    store_vectors(con, "hand", [sha(t) for t in texts],
-                  np.array([[0, 1], [0.6, 0.8], [0.8, 0.6], [1, 0], [-0.6, -0.8]], dtype=np.float32))
+    store_vectors(
+        con,
+        "hand",
+        [sha(t) for t in texts],
+        np.array([[0, 1], [0.6, 0.8], [0.8, 0.6], [1, 0], [-0.6, -0.8]], dtype=np.float32),
+    )
     _queries(con, "demo", ["east", "north", "west"])  # q00=(1,0), q01=(0,1), q02=(-1,0)
-    store_vectors(con, "hand", [query_hash(t) for t in ["east", "north", "west"]],
-                  np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32))
+    store_vectors(
+        con,
+        "hand",
+        [query_hash(t) for t in ["east", "north", "west"]],
+        np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32),
+    )
     con.execute("""INSERT INTO evidence VALUES
         ('demo/q00', 0, 'demo/a', 45, 50, 'exact'),   -- inside a#1 (via its child) -> routed a#1: TRUE
         ('demo/q01', 0, 'demo/b', 10, 12, 'exact')    -- q01 routes a#0 only -> FALSE; q02: no evidence -> NULL
@@ -213,8 +251,11 @@ def test_two_stage_routing_backfill_and_section_recall_by_hand(con, monkeypatch)
     # west: a#0 scores 0 > b#0 -.447 > a#1 -.707 -> a0 0; backfill b1 .6, a1 -.6, a2 -.8
     assert by_query["demo/q02"] == [("a0", 0.0), ("b1", 0.6), ("a1", -0.6), ("a2", -0.8)]
     routing = con.execute("SELECT query_id, routed_sections, section_recall FROM routing ORDER BY query_id").fetchall()
-    assert routing == [("demo/q00", ["demo/a#1"], True), ("demo/q01", ["demo/a#0"], False),
-                       ("demo/q02", ["demo/a#0"], None)]
+    assert routing == [
+        ("demo/q00", ["demo/a#1"], True),
+        ("demo/q01", ["demo/a#0"], False),
+        ("demo/q02", ["demo/a#0"], None),
+    ]
 
 
 def test_two_stage_with_all_sections_routed_equals_flat(con):
@@ -223,7 +264,9 @@ def test_two_stage_with_all_sections_routed_equals_flat(con):
     two = _runs(con, "G4")
     flat_pos, flat_scores = topk_inner_product(
         np.array([[1, 0], [0, 1], [-1, 0]], np.float32),
-        np.array([[0, 1], [0.6, 0.8], [0.8, 0.6], [1, 0], [-0.6, -0.8]], np.float32), 5)
+        np.array([[0, 1], [0.6, 0.8], [0.8, 0.6], [1, 0], [-0.6, -0.8]], np.float32),
+        5,
+    )
     names = np.array(["a|0", "a|1", "a|2", "b|0", "b|1"])
     assert [r[2][-3:] for r in two] == names[flat_pos].ravel().tolist()
     assert con.execute("SELECT count(*) FROM routing WHERE len(routed_sections) = 3").fetchall()[0][0] == 3
@@ -235,13 +278,30 @@ def test_two_stage_routes_a_fallback_document_as_one_section(con, monkeypatch):
     _two_stage_fixture(con)
     con.execute("INSERT INTO paragraphs VALUES ('demo/c', 0, 5, 30), ('demo/c', 1, 32, 70)")
     for idx, (start, end) in enumerate([(5, 32), (32, 70)]):
-        con.execute("INSERT INTO chunks VALUES ('fixed', ?, 'demo/c', ?, ?, ?, 1, NULL)",
-                    [f"fixed|demo/c|{idx}", idx, start, end])
+        con.execute(
+            "INSERT INTO chunks VALUES ('fixed', ?, 'demo/c', ?, ?, ?, 1, NULL)",
+            [f"fixed|demo/c|{idx}", idx, start, end],
+        )
     rows = con.sql("SELECT * FROM int_condition_texts").to_arrow_table().to_pylist()
-    rows += [{"condition": "G4", "corpus": "demo", "chunk_id": f"fixed|demo/c|{i}", "doc_id": "demo/c",
-              "chunkset": "fixed", "text": t, "is_fallback": True} for i, t in enumerate(["c0", "c1"])]
-    create_condition_texts(con, [{k: r[k] for k in ("condition", "corpus", "chunk_id", "doc_id", "chunkset", "text",
-                                                     "is_fallback")} for r in rows])
+    rows += [
+        {
+            "condition": "G4",
+            "corpus": "demo",
+            "chunk_id": f"fixed|demo/c|{i}",
+            "doc_id": "demo/c",
+            "chunkset": "fixed",
+            "text": t,
+            "is_fallback": True,
+        }
+        for i, t in enumerate(["c0", "c1"])
+    ]
+    create_condition_texts(
+        con,
+        [
+            {k: r[k] for k in ("condition", "corpus", "chunk_id", "doc_id", "chunkset", "text", "is_fallback")}
+            for r in rows
+        ],
+    )
     store_vectors(con, "hand", [sha("c0"), sha("c1")], np.array([[-1, 0], [-0.8, 0.6]], dtype=np.float32))
     con.execute("INSERT INTO evidence VALUES ('demo/q02', 0, 'demo/c', 50, 60, 'exact')")  # west: inside demo/c
     monkeypatch.setattr(retrieve, "ROUTED_SECTIONS", 1)

@@ -1,4 +1,5 @@
 """The labelled stand-in embedder: refused outside benchmarks and tests, the sum of its words' rows."""
+
 from __future__ import annotations
 
 import zlib

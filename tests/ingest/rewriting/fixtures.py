@@ -5,6 +5,7 @@ with qrels (5 judged pairs). The scripted model answers by prompt kind and
 sampling seed, and plants the bad inputs the stage must count: an empty answer, an answer without a
 usable line, a variant identical to the query, a duplicate variant, lines beyond n, an empty passage.
 """
+
 from __future__ import annotations
 
 from ingest.corpora.flat import FlatCorpus, write_flat_corpus
@@ -21,10 +22,12 @@ QUERIES = {  # query source id -> text
 
 
 def document(town: str, topic: str, n_sentences: int) -> str:
-    base = [f"The {topic} of {town} is known across the region.",
-            f"Visitors come to {town} to see the {topic} every summer.",
-            f"Records of the {topic} in {town} go back many centuries.",
-            f"Local guides tell stories about the {topic} and the old families of {town}."]
+    base = [
+        f"The {topic} of {town} is known across the region.",
+        f"Visitors come to {town} to see the {topic} every summer.",
+        f"Records of the {topic} in {town} go back many centuries.",
+        f"Local guides tell stories about the {topic} and the old families of {town}.",
+    ]
     return " ".join(base[k % len(base)] + ("" if k < len(base) else f" Note {k}.") for k in range(n_sentences))
 
 
@@ -32,10 +35,15 @@ def load_corpus(con, corpus: str = "towns") -> FlatCorpus:
     built = FlatCorpus(corpus)
     for t, town in enumerate(TOWNS):
         for p, topic in enumerate(TOPICS[:3]):
-            built.add_document(f"{town}-{topic}", f"{town} {topic}", document(town, topic, 3 + (t + p) % 10),
-                               "hand-made", None)
-    gold = {"q1": ["Avalon-river"], "q2": ["Brisk-castle"], "q3": ["Corvin-market", "Corvin-river"],
-            "q4": ["Dalby-river"]}
+            built.add_document(
+                f"{town}-{topic}", f"{town} {topic}", document(town, topic, 3 + (t + p) % 10), "hand-made", None
+            )
+    gold = {
+        "q1": ["Avalon-river"],
+        "q2": ["Brisk-castle"],
+        "q3": ["Corvin-market", "Corvin-river"],
+        "q4": ["Dalby-river"],
+    }
     for qid, text in QUERIES.items():
         query_id = built.add_query(qid, text, "hand")
         built.add_answers(query_id, [text.split()[-1].rstrip("?")])
@@ -64,8 +72,10 @@ def answer(content: str, seed: int) -> str:
             return ""  # empty answer
         if "Corvin" in query and seed == 42:
             return "Here are some related questions:"  # no usable line
-        return (f"Here are three:\n1. What is the history of {town}?\n2. {query}\n3. What is the history of {town}?\n"
-                f"4. Which families lived in {town} (seed {seed})?")  # identical, duplicate, beyond n
+        return (
+            f"Here are three:\n1. What is the history of {town}?\n2. {query}\n3. What is the history of {town}?\n"
+            f"4. Which families lived in {town} (seed {seed})?"
+        )  # identical, duplicate, beyond n
     if "in $n different ways".replace("$n", "3") in content:
         return f"- In which place is the {town} river?\n- {town}: what river runs there (seed {seed})?\n- Name {town}'s river."
     if "comparison question" in content:

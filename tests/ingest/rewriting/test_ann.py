@@ -1,6 +1,7 @@
 """The seeded HNSW graphs of S1-ann4 (ingest/rewriting/ann.py): the docstring's worked example, exact
 re-scoring and ordering, agreement with exact search when the graph search is exhaustive, one seed =
 one graph (reproducible), and different seeds giving different approximate pools."""
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,14 @@ def _index(vectors: np.ndarray, docs: list[int]):
     n = len(vectors)
     doc_ids = np.array([f"d{d:04d}" for d in docs], dtype=object)
     documents, codes = np.unique(doc_ids, return_inverse=True)
-    return ChunkIndex(np.array([f"c{i}" for i in range(n)], dtype=object), doc_ids, codes.astype(np.int64), documents,
-                      [f"text {i}" for i in range(n)], vectors)
+    return ChunkIndex(
+        np.array([f"c{i}" for i in range(n)], dtype=object),
+        doc_ids,
+        codes.astype(np.int64),
+        documents,
+        [f"text {i}" for i in range(n)],
+        vectors,
+    )
 
 
 def test_hnsw_pools_record_exact_membership_and_exact_equals_brute_force():
@@ -135,8 +142,9 @@ def test_recall_check_runs_beside_the_graphs_and_flags_do_not_depend_on_when(mon
     out = {}
     for cores in (2, 1):  # 2: one graph builds on one of them, the check runs on the other; 1: none is free
         monkeypatch.setattr(ann_index, "usable_cores", lambda cores=cores: cores)
-        runs, seconds = run_searches(index, searches, np.concatenate([queries, queries]), scorer=None, lam=1.0,
-                                     ann=params)
+        runs, seconds = run_searches(
+            index, searches, np.concatenate([queries, queries]), scorer=None, lam=1.0, ann=params
+        )
         out[cores] = [r.dense_exact.tolist() for r in runs]
         assert seconds["recall_check"] > 0
         assert (seconds["recall_check_beside_graphs"] > 0) == (cores == 2)
@@ -156,8 +164,7 @@ def test_exact_checks_run_in_planned_units_and_drop_widened_ones():
     checks = _ExactChecks(vectors, texts, timing)
     checks.plan({(20, (i,)): i for i in range(600)})
     assert checks.step() is True and len(checks.done) == 512
-    checks.plan({**{(20, (i,)): i for i in range(512)}, **{(40, (i,)): i for i in range(512, 600)}},
-                drop_unwanted=True)
+    checks.plan({**{(20, (i,)): i for i in range(512)}, **{(40, (i,)): i for i in range(512, 600)}}, drop_unwanted=True)
     assert checks.step() is False and checks.step() is False
     assert set(checks.done) == {(20, (i,)) for i in range(512)} | {(40, (i,)) for i in range(512, 600)}
     for pool, rows in ((20, range(512)), (40, range(512, 600))):
@@ -183,8 +190,9 @@ def test_work_beside_the_builds_waits_for_a_free_core(monkeypatch):
     calls = []
 
     def idle():  # the wanted graph gets ready during the third call
-        calls.append((other.done(), wanted.done(), [i["num_threads"] for i in threadpool_info()
-                                                    if i["user_api"] == "blas"]))
+        calls.append(
+            (other.done(), wanted.done(), [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+        )
         if len(calls) == 3:
             wanted.set_result(None)
         return True
@@ -226,8 +234,15 @@ def test_pools_widen_until_they_hold_k_documents():
     assert len({index.doc_ids[p] for p in runs[2].mmr_pos}) == 10
     # the same through an HNSW graph: a widened pool's recall check is at its widened size
     searches = [Search(("q",), "q", 20, 42, k) for k in (2, 5)]
-    ann_runs, _ = run_searches(index, searches, np.repeat(query, 2, axis=0), scorer=None, lam=0.85,
-                               ann=AnnParams(m=2, ef_construction=4, ef_search=4), fill="widen")
+    ann_runs, _ = run_searches(
+        index,
+        searches,
+        np.repeat(query, 2, axis=0),
+        scorer=None,
+        lam=0.85,
+        ann=AnnParams(m=2, ef_construction=4, ef_search=4),
+        fill="widen",
+    )
     assert [r.pool for r in ann_runs] == [20, 40]
     for r in ann_runs:
         exact, _ = topk_inner_product(query, index.vectors, r.pool)
@@ -304,7 +319,9 @@ def test_graphs_built_one_or_several_at_once_are_the_same_graphs(tmp_path):
     for workers in (1, 3):
         folder = graph_folder(str(tmp_path / f"w{workers}.duckdb"), "c", "e", "s")
         timing = {"ann_build": 0.0, "ann_load": 0.0}
-        order = [seed for seed, graph in graphs_in_turn(seeds, vectors, params, folder, "d" * 64, timing, workers=workers)]
+        order = [
+            seed for seed, graph in graphs_in_turn(seeds, vectors, params, folder, "d" * 64, timing, workers=workers)
+        ]
         assert order == seeds and timing["ann_build"] > 0 and timing["ann_load"] == 0
         saved[workers] = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert len(saved[1]) == 4 and saved[1] == saved[3]
@@ -322,8 +339,13 @@ def test_build_workers_and_recall_check_settings(tmp_path):
     assert RewriteSettings(ann_m=8).fingerprint() != RewriteSettings().fingerprint()
     with pytest.raises(ValueError, match="ann build_workers must be >= 1"):
         RewriteSettings(ann_build_workers=-1)
-    base = {"name": "t", "study": "rewriting", "corpora": [{"name": "h", "loader": "hotpotqa", "sources": ["h.json"]}],
-            "embedder": "all-MiniLM-L6-v2", "llm": {"backend": "openai", "model": "m"}}
+    base = {
+        "name": "t",
+        "study": "rewriting",
+        "corpora": [{"name": "h", "loader": "hotpotqa", "sources": ["h.json"]}],
+        "embedder": "all-MiniLM-L6-v2",
+        "llm": {"backend": "openai", "model": "m"},
+    }
     cfg = parse_rewriting_config({**base, "rewriting": {"ann": {"build_workers": 4}}}, tmp_path / "a.yml")
     assert cfg.settings.ann_build_workers == 4
     with pytest.raises(Exception, match=r"rewriting.ann.build_workers: expected an integer >= 1"):
@@ -370,13 +392,20 @@ json.dump({"count": graph.get_current_count(), "seen": seen,
 """
 
 
-@pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
-                    reason="a kernel without transparent huge pages: nothing to advise")
+@pytest.mark.skipif(
+    not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(),
+    reason="a kernel without transparent huge pages: nothing to advise",
+)
 def test_node_block_is_advised_huge_pages():
     # 44,000 x 1,580 B (M 4): a 70 MB node block, above hugepages.MIN_BLOCK and malloc's largest mmap
     # threshold (32 MiB), so a mapping of its own, as a graph of the paper's scale gets
-    done = subprocess.run([sys.executable, "-c", ADVISED_SCRIPT], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[3])
+    done = subprocess.run(
+        [sys.executable, "-c", ADVISED_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["count"] == 44_000

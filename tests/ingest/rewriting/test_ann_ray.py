@@ -1,6 +1,7 @@
 """HNSW graphs as Ray tasks (``engine: ray``): each graph's file is the local build's byte for byte, saved where
 the local engine saves it, and graphs already saved are not built again. One local Ray instance (2 CPUs); skips
 only when Ray is not installed."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Score-based max merge on hand-made lists."""
+
 from __future__ import annotations
 
 from ingest.rewriting.merge import max_merge

@@ -1,4 +1,5 @@
 """MMR: hand-computed picks, the max-over-all-picked penalty (not LlamaIndex's most-recent pick)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,11 @@ def naive(scores, vectors, k, lam):
     rel = minmax(scores)
     picked = []
     for _ in range(min(k, len(rel))):
-        values = [(lam * rel[j] - (1 - lam) * max((float(vectors[j] @ vectors[s]) for s in picked), default=0.0), -j)
-                  for j in range(len(rel)) if j not in picked]
+        values = [
+            (lam * rel[j] - (1 - lam) * max((float(vectors[j] @ vectors[s]) for s in picked), default=0.0), -j)
+            for j in range(len(rel))
+            if j not in picked
+        ]
         picked.append(-max(values)[1])
     return picked
 

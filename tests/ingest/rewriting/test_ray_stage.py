@@ -2,6 +2,7 @@
 cross-encoder pairs scored by Ray Data jobs on one local Ray instance (2 CPUs), tiny random-weight models and a
 scripted LLM (test stand-ins, never results). Vectors and scores may differ in the last bits (another process), so
 floats are compared within 1e-6 and everything else exactly. Skips only when Ray is not installed."""
+
 from __future__ import annotations
 
 import math
@@ -34,20 +35,31 @@ def _close(a, b) -> bool:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("rewriting-models")
-    return (EmbedderSpec("tiny-embedder", str(build_tiny_sentence_transformer(root / "embedder"))),
-            RerankerSpec("tiny-reranker", str(build_tiny_cross_encoder(root / "reranker"))))
+    return (
+        EmbedderSpec("tiny-embedder", str(build_tiny_sentence_transformer(root / "embedder"))),
+        RerankerSpec("tiny-reranker", str(build_tiny_cross_encoder(root / "reranker"))),
+    )
 
 
 def _run(tmp_path, models, engine):
     con = connect(tmp_path / f"{'ray' if engine else 'local'}.duckdb")
     load_corpus(con)
     sentence_chunk_stage(con, "towns", chunk_tokens=64, overlap=16)
-    report = rewrite_stage(con, "towns", SETTINGS, embedder=models[0], reranker=models[1],
-                           llm=LLMCache(con, ScriptedBackend(respond), progress=False), show_progress=False,
-                           engine=engine)
+    report = rewrite_stage(
+        con,
+        "towns",
+        SETTINGS,
+        embedder=models[0],
+        reranker=models[1],
+        llm=LLMCache(con, ScriptedBackend(respond), progress=False),
+        show_progress=False,
+        engine=engine,
+    )
     tables = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in TABLES}
-    vectors = {h: np.asarray(v, dtype=np.float32) for h, v in con.execute(
-        "SELECT text_hash, vector FROM embeddings WHERE embedder = 'tiny-embedder'").fetchall()}
+    vectors = {
+        h: np.asarray(v, dtype=np.float32)
+        for h, v in con.execute("SELECT text_hash, vector FROM embeddings WHERE embedder = 'tiny-embedder'").fetchall()
+    }
     con.close()
     return report, tables, vectors
 
@@ -75,8 +87,11 @@ def test_ray_engine_writes_the_local_rewriting_rows(ray_instance, tmp_path, mode
         got, want = remote_tables[table], local_tables[table]
         assert len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want)), table
     # the HNSW graphs were Ray tasks, saved where the local engine saves them, the same files byte for byte
-    graphs = {p.relative_to(tmp_path / "local.duckdb.ann"): p.read_bytes()
-              for p in (tmp_path / "local.duckdb.ann").rglob("*.bin")}
+    graphs = {
+        p.relative_to(tmp_path / "local.duckdb.ann"): p.read_bytes()
+        for p in (tmp_path / "local.duckdb.ann").rglob("*.bin")
+    }
     assert graphs
-    assert {p.relative_to(tmp_path / "ray.duckdb.ann"): p.read_bytes()
-            for p in (tmp_path / "ray.duckdb.ann").rglob("*.bin")} == graphs
+    assert {
+        p.relative_to(tmp_path / "ray.duckdb.ann"): p.read_bytes() for p in (tmp_path / "ray.duckdb.ann").rglob("*.bin")
+    } == graphs

@@ -1,4 +1,5 @@
 """The LLM strategies' texts: every seed's requests in one cached call, each seed's texts as if asked alone."""
+
 from __future__ import annotations
 
 from ingest.llm.cache import cache_key
@@ -36,8 +37,10 @@ def test_one_call_for_every_seed_and_the_same_texts_as_one_seed_at_a_time():
     first = together[123][0]
     assert first.query_id == "c/q1" and first.counts["llm_answers"] == 1
     kept = [c for c in first.candidates if c.text != QUERIES[0][1]]
-    assert [c.text for c in kept] == ["What else did the author of c/q1|S3|123 write?",
-                                      "Who published it (c/q1|S3|123)?"]
+    assert [c.text for c in kept] == [
+        "What else did the author of c/q1|S3|123 write?",
+        "Who published it (c/q1|S3|123)?",
+    ]
     request = requests_for(strategy, QUERIES[:1], 123, settings)[0][0]
     assert {c.llm_call_key for c in kept} == {cache_key("recording", request)}
 

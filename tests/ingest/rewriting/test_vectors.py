@@ -1,5 +1,6 @@
 """Texts through the embeddings table: keys, query instruction at encode time only, no text embedded twice;
 the study stack's conventions by name (bge query instruction) on tiny local models built here."""
+
 from __future__ import annotations
 
 import numpy as np

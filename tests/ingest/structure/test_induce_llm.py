@@ -1,4 +1,5 @@
 """LLM induction: parsing, validation, the self-correction round and the deterministic repair."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,9 @@ from ingest.structure.segments import Heading
 
 
 def answer(*sections: tuple[str, int, int, int]) -> str:
-    return json.dumps({"sections": [{"title": t, "level": lv, "first_paragraph": a, "last_paragraph": b}
-                                     for t, lv, a, b in sections]})
+    return json.dumps(
+        {"sections": [{"title": t, "level": lv, "first_paragraph": a, "last_paragraph": b} for t, lv, a, b in sections]}
+    )
 
 
 def offsets(n: int) -> list[tuple[int, int]]:
@@ -34,8 +36,7 @@ def repaired(sections, n):
 
 def test_parse_tolerates_prose_and_code_fences():
     body = answer(("Intro", 1, 1, 2), ("Method", 1, 3, 4))
-    for text in (body, f"Sure! Here it is:\n```json\n{body}\n```\nHope this helps {{not json}}.",
-                 f"{{broken {body}"):
+    for text in (body, f"Sure! Here it is:\n```json\n{body}\n```\nHope this helps {{not json}}.", f"{{broken {body}"):
         parsed = parse_answer(text)
         assert parsed.problems == []
         assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
@@ -43,7 +44,7 @@ def test_parse_tolerates_prose_and_code_fences():
 
 def test_parse_keeps_the_complete_entries_of_a_cut_answer():
     body = answer(("Intro", 1, 1, 2), ("Method", 1, 3, 4), ("Results", 1, 5, 9))
-    cut = body[:body.index('"Results"') + 12]  # cut inside the third entry, as at max_tokens
+    cut = body[: body.index('"Results"') + 12]  # cut inside the third entry, as at max_tokens
     parsed = parse_answer("```json\n" + cut)
     assert parsed.sections == [RawSection("Intro", 1, 1, 2), RawSection("Method", 1, 3, 4)]
     assert parsed.problems == ["the answer's JSON never closes (cut off?): 2 complete section(s) read"]
@@ -56,21 +57,31 @@ def test_parse_keeps_the_complete_entries_of_a_cut_answer():
 def test_parse_reports_not_json_and_schema_problems():
     assert parse_answer("I think the document has three sections.").sections is None
     assert parse_answer('{"sections": "none"}').problems == ['"sections" is a str, not a list']
-    parsed = parse_answer('{"sections": [{"title": "", "level": "2", "first_paragraph": 1.0, "last_paragraph": "x"}, 7]}')
+    parsed = parse_answer(
+        '{"sections": [{"title": "", "level": "2", "first_paragraph": 1.0, "last_paragraph": "x"}, 7]}'
+    )
     assert parsed.sections == [RawSection("", 2, 1, None), RawSection("", None, None, None)]
-    assert parsed.problems == ["section 1: missing or empty title",
-                               "section 1: last_paragraph missing or not an integer ('x')",
-                               "section 2: not an object"]
+    assert parsed.problems == [
+        "section 1: missing or empty title",
+        "section 1: last_paragraph missing or not an integer ('x')",
+        "section 2: not an object",
+    ]
 
 
-@pytest.mark.parametrize("sections, expected", [
-    ([("A", 1, 1, 3), ("B", 1, 3, 5)], "section 2: overlap, paragraphs 3..3 already belong to the previous section"),
-    ([("A", 1, 1, 2), ("B", 1, 4, 5)], "section 2: gap, paragraphs 3..3 belong to no section"),
-    ([("A", 1, 1, 2), ("B", 3, 3, 5)], "section 2: level jumps from 1 to 3 (may rise by at most one)"),
-    ([("A", 1, 1, 2), ("B", 1, 3, 9)], "section 2: paragraphs 3..9 invalid (must satisfy 1 <= first <= last <= 5)"),
-    ([("A", 2, 1, 5)], "section 1: first section has level 2, must be 1"),
-    ([], "no sections returned"),
-])
+@pytest.mark.parametrize(
+    "sections, expected",
+    [
+        (
+            [("A", 1, 1, 3), ("B", 1, 3, 5)],
+            "section 2: overlap, paragraphs 3..3 already belong to the previous section",
+        ),
+        ([("A", 1, 1, 2), ("B", 1, 4, 5)], "section 2: gap, paragraphs 3..3 belong to no section"),
+        ([("A", 1, 1, 2), ("B", 3, 3, 5)], "section 2: level jumps from 1 to 3 (may rise by at most one)"),
+        ([("A", 1, 1, 2), ("B", 1, 3, 9)], "section 2: paragraphs 3..9 invalid (must satisfy 1 <= first <= last <= 5)"),
+        ([("A", 2, 1, 5)], "section 1: first section has level 2, must be 1"),
+        ([], "no sections returned"),
+    ],
+)
 def test_violations_are_specific(sections, expected):
     assert expected in answer_violations(parse_answer(answer(*sections)), 5)
 
@@ -81,7 +92,11 @@ def test_valid_answer_has_no_violations_and_builds_a_verified_tree():
     rows, problems, dropped = rows_for(to_headings(parsed.sections), offsets(6))
     assert problems == [] and dropped == 0
     assert [(r.title, r.level, r.parent_idx, r.para_start, r.para_end) for r in rows] == [
-        ("Intro", 1, None, 0, 1), ("Method", 1, None, 2, 5), ("Data", 2, 1, 3, 3), ("Model", 2, 1, 4, 5)]
+        ("Intro", 1, None, 0, 1),
+        ("Method", 1, None, 2, 5),
+        ("Data", 2, 1, 3, 3),
+        ("Model", 2, 1, 4, 5),
+    ]
 
 
 # --- repair ----------------------------------------------------------------------------------------------
@@ -107,9 +122,11 @@ def test_repair_parent_with_same_start_as_child_becomes_container():
 def test_repair_closes_gaps_at_start_middle_and_end():
     headings, actions = repaired([("A", 1, 2, 3), ("B", 1, 6, 7)], 9)
     assert headings == [Heading(1, "A", 5), Heading(1, "B", 4)]
-    assert actions == ["gap closed: section 1 extended to start at paragraph 1",
-                       "gap closed: paragraphs 4..5 given to section 1",
-                       "gap closed: section 2 extended to end at paragraph 9"]
+    assert actions == [
+        "gap closed: section 1 extended to start at paragraph 1",
+        "gap closed: paragraphs 4..5 given to section 1",
+        "gap closed: section 2 extended to end at paragraph 9",
+    ]
 
 
 def test_repair_flattens_level_jumps():
@@ -160,7 +177,10 @@ def test_inducer_first_answer_self_correction_repair_and_failure(con):
     script = {
         "d/ok": [answer(("A", 1, 1, 2), ("B", 1, 3, 4))],
         "d/fix": [answer(("A", 1, 1, 3), ("B", 1, 3, 4)), answer(("A", 1, 1, 2), ("B", 2, 3, 4))],
-        "d/rep": [answer(("A", 1, 1, 3), ("B", 3, 3, 4)), "```json\n" + answer(("A", 1, 1, 3), ("B", 3, 3, 4)) + "\n```"],
+        "d/rep": [
+            answer(("A", 1, 1, 3), ("B", 3, 3, 4)),
+            "```json\n" + answer(("A", 1, 1, 3), ("B", 3, 3, 4)) + "\n```",
+        ],
         "d/bad": ["I cannot do that.", '{"sections": []}'],
     }
 
@@ -170,9 +190,17 @@ def test_inducer_first_answer_self_correction_repair_and_failure(con):
     backend = ScriptedBackend(respond)
     docs = [make_doc(d, 4) for d in script]
     results = {r.doc_id: r for r in induce_with_llm(docs, LLMCache(con, backend, progress=False))}
-    assert {d: r.status for d, r in results.items()} == {"d/ok": "usable", "d/fix": "usable", "d/rep": "repaired", "d/bad": "failed"}
+    assert {d: r.status for d, r in results.items()} == {
+        "d/ok": "usable",
+        "d/fix": "usable",
+        "d/rep": "repaired",
+        "d/bad": "failed",
+    }
     assert results["d/fix"].self_corrected and not results["d/ok"].self_corrected
-    assert [(r.title, r.level, r.para_start, r.para_end) for r in results["d/rep"].rows] == [("A", 1, 0, 3), ("B", 2, 2, 3)]
+    assert [(r.title, r.level, r.para_start, r.para_end) for r in results["d/rep"].rows] == [
+        ("A", 1, 0, 3),
+        ("B", 2, 2, 3),
+    ]
     assert "section 1: overlap resolved" in results["d/rep"].detail
     assert results["d/bad"].rows == [] and "no sections to repair" in results["d/bad"].detail
 
@@ -182,7 +210,10 @@ def test_inducer_first_answer_self_correction_repair_and_failure(con):
     correction = next(r for r in backend.requests if r.item_id == "d/fix" and len(r.messages) == 3)
     assert correction.prompt == "induce_correction.v1"
     assert correction.messages[1] == {"role": "assistant", "content": script["d/fix"][0]}
-    assert "- section 2: overlap, paragraphs 3..3 already belong to the previous section" in correction.messages[2]["content"]
+    assert (
+        "- section 2: overlap, paragraphs 3..3 already belong to the previous section"
+        in correction.messages[2]["content"]
+    )
     assert sum(1 for r in backend.requests if r.item_id == "d/ok") == 1  # no correction for a valid answer
 
 
@@ -222,9 +253,15 @@ def test_a_document_longer_than_the_window_is_shown_in_part_and_its_tail_appende
     asked = next(r for r in seen if r.item_id == "d/long")
     assert f"[{shown}] para d/long {shown - 1}" in asked.messages[0]["content"]
     assert f"[{shown + 1}]" not in asked.messages[0]["content"]
-    assert llm.backend.prompt_tokens(asked.messages) + 50 <= 330 < llm.backend.prompt_tokens(
-        induce_prompt_with(docs[0], shown + 1)) + 50
-    assert long.status == "usable" and [(r.title, r.para_start, r.para_end) for r in long.rows] == [("A", 0, 1), ("B", 2, 39)]
+    assert (
+        llm.backend.prompt_tokens(asked.messages) + 50
+        <= 330
+        < llm.backend.prompt_tokens(induce_prompt_with(docs[0], shown + 1)) + 50
+    )
+    assert long.status == "usable" and [(r.title, r.para_start, r.para_end) for r in long.rows] == [
+        ("A", 0, 1),
+        ("B", 2, 39),
+    ]
     assert f"saw paragraphs 1..{shown} of 40" in long.detail
     assert (cut.cut_answers, cut.correction_skipped, cut.status) == (1, True, "failed")
     assert "cut at max_tokens" in cut.detail and "correction round skipped" in cut.detail
@@ -235,7 +272,12 @@ def induce_prompt_with(doc, k):
     from ingest.llm import load_prompt
 
     paras = doc.paragraph_texts()[:k]
-    return ({"role": "user", "content": load_prompt("induce_structure").render(n_paragraphs=str(k), paragraphs=numbered(paras))},)
+    return (
+        {
+            "role": "user",
+            "content": load_prompt("induce_structure").render(n_paragraphs=str(k), paragraphs=numbered(paras)),
+        },
+    )
 
 
 # --- structured output: the schema sent per document, and what is recorded ----------------------------------
@@ -245,8 +287,10 @@ def test_structured_requests_carry_each_documents_schema_and_results_record_it(c
     script = {
         "d/ok": [answer(("A", 1, 1, 2), ("B", 1, 3, 4))],
         "d/fix": [answer(("A", 1, 1, 3), ("B", 1, 3, 4)), answer(("A", 1, 1, 2), ("B", 2, 3, 4))],
-        "d/rep": ['{"sections": [{"title": "A", "level": "1", "first_paragraph": 1, "last_paragraph": 5}]}',
-                  '{"sections": [{"title": "A", "level": 1, "first_paragraph": 2, "last_paragraph": 6}]}'],
+        "d/rep": [
+            '{"sections": [{"title": "A", "level": "1", "first_paragraph": 1, "last_paragraph": 5}]}',
+            '{"sections": [{"title": "A", "level": 1, "first_paragraph": 2, "last_paragraph": 6}]}',
+        ],
         "d/bad": ["I cannot do that.", '{"sections": []}'],
     }
     sizes = {"d/ok": 4, "d/fix": 4, "d/rep": 6, "d/bad": 3}
@@ -260,9 +304,12 @@ def test_structured_requests_carry_each_documents_schema_and_results_record_it(c
         assert sections["items"]["properties"]["level"] == {"type": "integer", "minimum": 1, "maximum": 4}
     assert {r.prompt for r in backend.requests if len(r.messages) == 3} == {"induce_correction.v1"}
     got = {d: (r.outcome, r.structured, r.schema_valid) for d, r in results.items()}
-    assert got == {"d/ok": ("legal_as_returned", True, True), "d/fix": ("legal_after_correction", True, True),
-                   "d/rep": ("repaired", True, False),  # level "1" is a string: parsed, but not schema-valid
-                   "d/bad": ("failed", True, False)}
+    assert got == {
+        "d/ok": ("legal_as_returned", True, True),
+        "d/fix": ("legal_after_correction", True, True),
+        "d/rep": ("repaired", True, False),  # level "1" is a string: parsed, but not schema-valid
+        "d/bad": ("failed", True, False),
+    }
 
 
 def test_free_text_requests_carry_no_schema_and_are_checked_against_it_all_the_same(con):

@@ -1,4 +1,5 @@
 """The one verification function and the tree builder, on hand-made trees."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -18,11 +19,11 @@ PARAS = [(i * 12, i * 12 + 10) for i in range(6)]
 
 def tree():
     headings = [
-        Heading(1, "Intro", 1),      # para 0
-        Heading(1, "Method", 1),     # para 1, then children
-        Heading(2, "Data", 2),       # paras 2-3
-        Heading(2, "Model", 1),      # para 4
-        Heading(1, "Results", 1),    # para 5
+        Heading(1, "Intro", 1),  # para 0
+        Heading(1, "Method", 1),  # para 1, then children
+        Heading(2, "Data", 2),  # paras 2-3
+        Heading(2, "Model", 1),  # para 4
+        Heading(1, "Results", 1),  # para 5
     ]
     return build_sections(headings, PARAS)
 
@@ -42,7 +43,13 @@ def test_build_subtree_spans_and_offsets():
 
 
 def test_container_heading_starts_with_its_first_child_and_empty_subtrees_drop():
-    headings = [Heading(1, "A", 2), Heading(1, "B", 0), Heading(2, "B.1", 2), Heading(2, "B.2", 2), Heading(1, "Empty", 0)]
+    headings = [
+        Heading(1, "A", 2),
+        Heading(1, "B", 0),
+        Heading(2, "B.1", 2),
+        Heading(2, "B.2", 2),
+        Heading(1, "Empty", 0),
+    ]
     rows, dropped = build_sections(headings, PARAS)
     assert dropped == [4]
     assert (rows[1].para_start, rows[1].para_end) == (2, 5)
@@ -102,8 +109,15 @@ def test_verify_empty_inputs():
 
 
 def test_normalize_levels_nests_jumps_and_caps_depth():
-    heads = [Heading(1, "A", 1), Heading(3, "B", 1), Heading(3, "C", 1), Heading(2, "D", 1),
-             Heading(3, "E", 1), Heading(4, "F", 1), Heading(5, "G", 1)]
+    heads = [
+        Heading(1, "A", 1),
+        Heading(3, "B", 1),
+        Heading(3, "C", 1),
+        Heading(2, "D", 1),
+        Heading(3, "E", 1),
+        Heading(4, "F", 1),
+        Heading(5, "G", 1),
+    ]
     fixed, changed = normalize_levels(heads)
     assert [h.level for h in fixed] == [1, 2, 2, 2, 3, 4, 4]
     assert changed == 3
@@ -118,8 +132,13 @@ def test_flat_violations_hand_cases():
     assert flat_violations([(1, 1, 3), (1, 3, 6)], 6) == [
         "section 2: overlap, paragraphs 3..3 already belong to the previous section"
     ]
-    assert flat_violations([(1, 1, 2), (3, 3, 6)], 6) == ["section 2: level jumps from 1 to 3 (may rise by at most one)"]
-    assert flat_violations([(2, 1, 6)], 6) == ["section 1: first section has level 2, must be 1", "section 1: level jumps from 0 to 2 (may rise by at most one)"]
+    assert flat_violations([(1, 1, 2), (3, 3, 6)], 6) == [
+        "section 2: level jumps from 1 to 3 (may rise by at most one)"
+    ]
+    assert flat_violations([(2, 1, 6)], 6) == [
+        "section 1: first section has level 2, must be 1",
+        "section 1: level jumps from 0 to 2 (may rise by at most one)",
+    ]
     assert flat_violations([(1, 1, 7)], 6) == [
         "section 1: paragraphs 1..7 invalid (must satisfy 1 <= first <= last <= 6)"
     ]

@@ -1,5 +1,6 @@
 """TextTiling: hand-computed gap/depth scores, boundary selection, titles, the stage, and every shared
 QASPER and Wikipedia document passing verification."""
+
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +34,7 @@ def test_gap_scores_by_hand():
     v = np.array([E[0], E[0], E[1], E[1]])
     assert gap_scores(v, 1) == pytest.approx([1.0, 0.0, 1.0])
     # window 2: gap 0 = cos(e0, e0 + e1) = 1/sqrt2; gap 1 = cos(2 e0, 2 e1) = 0; gap 2 = cos(e0 + e1, e1)
-    assert gap_scores(v, 2) == pytest.approx([2 ** -0.5, 0.0, 2 ** -0.5])
+    assert gap_scores(v, 2) == pytest.approx([2**-0.5, 0.0, 2**-0.5])
     assert len(gap_scores(v[:1], 2)) == 0
 
 
@@ -77,9 +78,11 @@ def test_tile_finds_topic_changes_and_builds_containers():
 
 
 def test_titles_are_the_most_distinctive_terms():
-    paragraphs = ["The cat sat on the mat. Cats purr and the cat sleeps.",
-                  "Dogs bark loudly; the dog chases a cat.",
-                  "Dogs and dog-owners walk. Dogs run."]
+    paragraphs = [
+        "The cat sat on the mat. Cats purr and the cat sleeps.",
+        "Dogs bark loudly; the dog chases a cat.",
+        "Dogs and dog-owners walk. Dogs run.",
+    ]
     assert terms("The Dog-owners' 3 dogs, -x- at 10am!") == ["dog-owners", "dogs"]
     # P = 3; idf(cat) = ln(4/3) + 1 (in 2 paragraphs), idf(dogs) = ln(4/3) + 1, idf(mat) = ln(4/2) + 1
     # segment 0: cat 2*1.288, mat 1.693, purr 1.693, ...; segment [1,3): dogs 3*1.288 = 3.86 first
@@ -120,7 +123,9 @@ def test_paragraph_vectors_embed_each_text_once(con):
     v2, report2 = paragraph_vectors(con, texts + ["zeta"], HASHING, model=model, show_progress=False)
     assert (report2["embedded"], report2["already_stored"], model.encoded) == (1, 2, 3)
     assert np.allclose(v2[:3], v, atol=1e-6)
-    stored = {r[0] for r in con.execute("SELECT text_hash FROM embeddings WHERE embedder = 'test-hashing-bow'").fetchall()}
+    stored = {
+        r[0] for r in con.execute("SELECT text_hash FROM embeddings WHERE embedder = 'test-hashing-bow'").fetchall()
+    }
     assert stored == {text_hash(t) for t in ("alpha beta gamma", "delta epsilon", "zeta")}
 
 
@@ -135,7 +140,9 @@ def shared_warehouse(shared_data, tmp_path_factory):
 
     con = connect(tmp_path_factory.mktemp("tt") / "shared.duckdb")
     q = shared_data / "qasper"
-    load_qasper(con, [q / "qasper_test_more_shared.v0.3-format.json", q / "qasper_train_sample_shared.v0.3-format.json"])
+    load_qasper(
+        con, [q / "qasper_test_more_shared.v0.3-format.json", q / "qasper_train_sample_shared.v0.3-format.json"]
+    )
     load_wikipedia(con, shared_data / "wikipedia" / "enwiki_shared.xml", filters=False)
     yield con
     con.close()
@@ -161,8 +168,15 @@ def test_texttiling_verifies_on_every_shared_document(shared_warehouse):
 
 # a fixed subset with the real default embedder (MiniLM): the 5 train-sample papers and the 2 shortest
 # articles (287 + 68 paragraphs)
-MINILM_SUBSET = ["qasper/1705.09665", "qasper/1811.00942", "qasper/1908.06606", "qasper/1909.00694",
-                 "qasper/2003.07723", "wikipedia/653", "wikipedia/680"]
+MINILM_SUBSET = [
+    "qasper/1705.09665",
+    "qasper/1811.00942",
+    "qasper/1908.06606",
+    "qasper/1909.00694",
+    "qasper/2003.07723",
+    "wikipedia/653",
+    "wikipedia/680",
+]
 
 
 def test_texttiling_stage_with_minilm_on_a_fixed_subset(shared_warehouse, tmp_path):
@@ -183,12 +197,24 @@ def test_texttiling_stage_with_minilm_on_a_fixed_subset(shared_warehouse, tmp_pa
         assert r["failed"] == 0 and r["usable"] == r["documents"]
         assert r["mean_sections_induced"] > 1
     n_para = con.execute("SELECT count(*) FROM paragraphs").fetchall()[0][0]
-    assert report["corpora"]["qasper"]["embedding"]["requested"] + report["corpora"]["wikipedia"]["embedding"]["requested"] == n_para
-    log = con.execute("SELECT status, count(*) FROM induction_log WHERE structure = 'induced:texttiling' GROUP BY 1").fetchall()
+    assert (
+        report["corpora"]["qasper"]["embedding"]["requested"] + report["corpora"]["wikipedia"]["embedding"]["requested"]
+        == n_para
+    )
+    log = con.execute(
+        "SELECT status, count(*) FROM induction_log WHERE structure = 'induced:texttiling' GROUP BY 1"
+    ).fetchall()
     assert log == [("usable", len(subset))]
     # rerun: nothing embedded again, identical tables
-    before = con.execute("SELECT * FROM sections WHERE structure = 'induced:texttiling' ORDER BY doc_id, section_idx").fetchall()
+    before = con.execute(
+        "SELECT * FROM sections WHERE structure = 'induced:texttiling' ORDER BY doc_id, section_idx"
+    ).fetchall()
     again = induce(con, "texttiling", show_progress=False)
     assert all(r["embedding"]["embedded"] == 0 for r in again["corpora"].values())
-    assert con.execute("SELECT * FROM sections WHERE structure = 'induced:texttiling' ORDER BY doc_id, section_idx").fetchall() == before
+    assert (
+        con.execute(
+            "SELECT * FROM sections WHERE structure = 'induced:texttiling' ORDER BY doc_id, section_idx"
+        ).fetchall()
+        == before
+    )
     con.close()

@@ -41,6 +41,7 @@ top P holds (``in_exact``): q1 (yes, yes, no, yes) recall 3/4, q2 (yes, yes) 1, 
 rewrite_ann_recall: 3 pools, 8 chunks, mean 3/4, min 1/2, share with full recall 1/3. S1 at seed 123
 searched exactly (ann_seed NULL): not in the mart.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -53,33 +54,41 @@ SEEDS = (42, 123)
 QUERY_TYPES = {"hand/q1": "bridge", "hand/q2": "comparison", "hand/q3": "comparison"}
 RELEVANT = {"hand/q1": "hand/r1", "hand/q2": "hand/r2", "hand/q3": "hand/r3"}
 #: S1 seed 42's HNSW dense pools: (document, in exact search's top P) in dense rank order (module doc)
-S1_HNSW_POOLS = {"q1": [("d01", True), ("d02", True), ("d07", False), ("d03", True)],
-                 "q2": [("r2", True), ("d01", True)], "q3": [("d01", True), ("d09", False)]}
+S1_HNSW_POOLS = {
+    "q1": [("d01", True), ("d02", True), ("d07", False), ("d03", True)],
+    "q2": [("r2", True), ("d01", True)],
+    "q3": [("d01", True), ("d09", False)],
+}
 
-_S1_Q1 = [("d01", .90), ("d02", .80), ("d03", .70), ("d04", .60), ("d05", .55)]
+_S1_Q1 = [("d01", 0.90), ("d02", 0.80), ("d03", 0.70), ("d04", 0.60), ("d05", 0.55)]
 LISTS: dict[tuple[str, int, str], list[tuple[str, float]]] = {
     **{("S1", s, "q1"): _S1_Q1 for s in SEEDS},
-    ("HyDE", 42, "q1"): [("r1", .65), ("d01", .50)],
-    ("HyDE", 123, "q1"): [("d01", .50)],
-    ("Q2D", 42, "q1"): [("d11", .95), ("d12", .93)],
-    ("Q2D", 123, "q1"): [("r1", .99)],
-    **{("S1", s, "q2"): [("r2", .90), ("d01", .50)] for s in SEEDS},
-    ("HyDE", 42, "q2"): [(f"d{i + 2:02d}", round(.995 - .01 * i, 3)) for i in range(10)],
-    ("HyDE", 123, "q2"): [("r2", .80)],
-    ("Q2D", 42, "q2"): [("r2", .40)],
-    ("Q2D", 123, "q2"): [("d01", .30)],
-    ("S1", 42, "q3"): [("d01", .80)],
-    ("S1", 123, "q3"): [("d01", .80), ("r3", .70)],
-    ("HyDE", 42, "q3"): [("r3", .90)],
-    ("HyDE", 123, "q3"): [("d05", .30)],
-    ("Q2D", 42, "q3"): [("d05", .20)],
-    ("Q2D", 123, "q3"): [("r3", .95)],
+    ("HyDE", 42, "q1"): [("r1", 0.65), ("d01", 0.50)],
+    ("HyDE", 123, "q1"): [("d01", 0.50)],
+    ("Q2D", 42, "q1"): [("d11", 0.95), ("d12", 0.93)],
+    ("Q2D", 123, "q1"): [("r1", 0.99)],
+    **{("S1", s, "q2"): [("r2", 0.90), ("d01", 0.50)] for s in SEEDS},
+    ("HyDE", 42, "q2"): [(f"d{i + 2:02d}", round(0.995 - 0.01 * i, 3)) for i in range(10)],
+    ("HyDE", 123, "q2"): [("r2", 0.80)],
+    ("Q2D", 42, "q2"): [("r2", 0.40)],
+    ("Q2D", 123, "q2"): [("d01", 0.30)],
+    ("S1", 42, "q3"): [("d01", 0.80)],
+    ("S1", 123, "q3"): [("d01", 0.80), ("r3", 0.70)],
+    ("HyDE", 42, "q3"): [("r3", 0.90)],
+    ("HyDE", 123, "q3"): [("d05", 0.30)],
+    ("Q2D", 42, "q3"): [("d05", 0.20)],
+    ("Q2D", 123, "q3"): [("r3", 0.95)],
 }
 
 #: (subset, metric) -> (value, delta vs the seed-42 best solo HyDE) at seed 42, by hand (module doc)
-SEED42 = {("S1+Q2D", "HIT@10"): (1 / 3, -1 / 3), ("S1+HyDE+Q2D", "HIT@10"): (2 / 3, 0.0),
-          ("HyDE+Q2D", "HIT@10"): (2 / 3, 0.0), ("S1+Q2D", "MRR@10"): (1 / 3, -1 / 3),
-          ("S1+HyDE+Q2D", "MRR@10"): (7 / 18, -5 / 18), ("HyDE+Q2D", "MRR@10"): (4 / 9, -2 / 9)}
+SEED42 = {
+    ("S1+Q2D", "HIT@10"): (1 / 3, -1 / 3),
+    ("S1+HyDE+Q2D", "HIT@10"): (2 / 3, 0.0),
+    ("HyDE+Q2D", "HIT@10"): (2 / 3, 0.0),
+    ("S1+Q2D", "MRR@10"): (1 / 3, -1 / 3),
+    ("S1+HyDE+Q2D", "MRR@10"): (7 / 18, -5 / 18),
+    ("HyDE+Q2D", "MRR@10"): (4 / 9, -2 / 9),
+}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -90,34 +99,107 @@ def load_hand_case(con) -> None:
     """Append the hand-made cell to the warehouse (documents, queries, qrels, the strategies' texts,
     their MMR lists and the merged runs, lineage-consistent: every list is one original text's)."""
     corpus, embedder, reranker = CELL
-    doc_ids = sorted({f"hand/{d}" for lst in [*LISTS.values(), *S1_HNSW_POOLS.values()] for d, _ in lst}
-                     | set(RELEVANT.values()))
+    doc_ids = sorted(
+        {f"hand/{d}" for lst in [*LISTS.values(), *S1_HNSW_POOLS.values()] for d, _ in lst} | set(RELEVANT.values())
+    )
     runs, texts, text_runs = [], [], []
     for (strategy, seed, q), lst in sorted(LISTS.items()):
         query_id = f"hand/{q}"
-        texts.append({"corpus": corpus, "embedder": embedder, "query_id": query_id, "strategy": strategy, "seed": seed,
-                      "variant_idx": 0, "text": f"question {q}", "cosine": 1.0, "kept": True, "reason": "original",
-                      "llm_call_key": None})
+        texts.append(
+            {
+                "corpus": corpus,
+                "embedder": embedder,
+                "query_id": query_id,
+                "strategy": strategy,
+                "seed": seed,
+                "variant_idx": 0,
+                "text": f"question {q}",
+                "cosine": 1.0,
+                "kept": True,
+                "reason": "original",
+                "llm_call_key": None,
+            }
+        )
         for rank, (d, score) in enumerate(lst, 1):
-            runs.append({"corpus": corpus, "embedder": embedder, "reranker": reranker, "strategy": strategy, "seed": seed,
-                         "query_id": query_id, "rank": rank, "doc_id": f"hand/{d}", "score": score, "variant_idx": 0})
-            text_runs.append({"corpus": corpus, "embedder": embedder, "reranker": reranker, "pool": 20,
-                              "strategy": strategy, "seed": seed, "query_id": query_id, "variant_idx": 0, "stage": "mmr",
-                              "rank": rank, "chunk_id": f"sentence:512/50|hand/{d}|0", "doc_id": f"hand/{d}",
-                              "score": score, "ann_seed": 42 if (strategy, seed) == ("S1", 42) else None})
+            runs.append(
+                {
+                    "corpus": corpus,
+                    "embedder": embedder,
+                    "reranker": reranker,
+                    "strategy": strategy,
+                    "seed": seed,
+                    "query_id": query_id,
+                    "rank": rank,
+                    "doc_id": f"hand/{d}",
+                    "score": score,
+                    "variant_idx": 0,
+                }
+            )
+            text_runs.append(
+                {
+                    "corpus": corpus,
+                    "embedder": embedder,
+                    "reranker": reranker,
+                    "pool": 20,
+                    "strategy": strategy,
+                    "seed": seed,
+                    "query_id": query_id,
+                    "variant_idx": 0,
+                    "stage": "mmr",
+                    "rank": rank,
+                    "chunk_id": f"sentence:512/50|hand/{d}|0",
+                    "doc_id": f"hand/{d}",
+                    "score": score,
+                    "ann_seed": 42 if (strategy, seed) == ("S1", 42) else None,
+                }
+            )
         if (strategy, seed) == ("S1", 42):
             for rank, (d, exact) in enumerate(S1_HNSW_POOLS[q], 1):
-                text_runs.append({"corpus": corpus, "embedder": embedder, "reranker": reranker, "pool": 20,
-                                  "strategy": strategy, "seed": seed, "query_id": query_id, "variant_idx": 0,
-                                  "stage": "dense", "rank": rank, "chunk_id": f"sentence:512/50|hand/{d}|0",
-                                  "doc_id": f"hand/{d}", "score": 1.0 - rank / 10, "ann_seed": 42, "in_exact": exact})
+                text_runs.append(
+                    {
+                        "corpus": corpus,
+                        "embedder": embedder,
+                        "reranker": reranker,
+                        "pool": 20,
+                        "strategy": strategy,
+                        "seed": seed,
+                        "query_id": query_id,
+                        "variant_idx": 0,
+                        "stage": "dense",
+                        "rank": rank,
+                        "chunk_id": f"sentence:512/50|hand/{d}|0",
+                        "doc_id": f"hand/{d}",
+                        "score": 1.0 - rank / 10,
+                        "ann_seed": 42,
+                        "in_exact": exact,
+                    }
+                )
     tables = {
-        "documents": _table("documents", [{"doc_id": d, "corpus": corpus, "title": d, "text": f"Doc {d}\n\nhand passage",
-                                           "topic_bucket": None, "split": None, "source_file": "hand"} for d in doc_ids]),
-        "queries": _table("queries", [{"query_id": q, "doc_id": None, "corpus": corpus, "text": f"hand question {q}",
-                                       "query_type": t} for q, t in QUERY_TYPES.items()]),
+        "documents": _table(
+            "documents",
+            [
+                {
+                    "doc_id": d,
+                    "corpus": corpus,
+                    "title": d,
+                    "text": f"Doc {d}\n\nhand passage",
+                    "topic_bucket": None,
+                    "split": None,
+                    "source_file": "hand",
+                }
+                for d in doc_ids
+            ],
+        ),
+        "queries": _table(
+            "queries",
+            [
+                {"query_id": q, "doc_id": None, "corpus": corpus, "text": f"hand question {q}", "query_type": t}
+                for q, t in QUERY_TYPES.items()
+            ],
+        ),
         "qrels": _table("qrels", [{"query_id": q, "doc_id": d, "relevance": 1} for q, d in RELEVANT.items()]),
-        "rewrites": _table("rewrites", texts), "rewrite_text_runs": _table("rewrite_text_runs", text_runs),
+        "rewrites": _table("rewrites", texts),
+        "rewrite_text_runs": _table("rewrite_text_runs", text_runs),
         "rewrite_runs": _table("rewrite_runs", runs),
     }
     with transaction(con):

@@ -1,5 +1,6 @@
 """Plain-Python recomputations of the rewriting marts from the loaded tables (the test oracle):
 loops over queries and lists, ranx for the metrics, no SQL beyond reading the tables."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from ranx import Qrels, Run, evaluate
 
 from udfs.stats.bootstrap import paired_bootstrap
 
-SOLO = ("S1", "HyDE", "Q2D", "S2", "S3", "S4")   # bit order: the baseline, then by name
+SOLO = ("S1", "HyDE", "Q2D", "S2", "S3", "S4")  # bit order: the baseline, then by name
 METRICS = ("HIT@10", "R@10", "nDCG@10", "MRR@10")
 RANX = {"HIT@10": "hit_rate@10", "R@10": "recall@10", "nDCG@10": "ndcg@10", "MRR@10": "mrr@10"}
 
@@ -22,8 +23,9 @@ class Data:
     def __init__(self, con):
         self.lists: dict[tuple, list[tuple[str, float]]] = defaultdict(list)
         for c, e, r, s, seed, q, rank, d, score in con.execute(
-                "select corpus, embedder, reranker, strategy, seed, query_id, rank, doc_id, score from rewrite_runs "
-                "order by all").fetchall():
+            "select corpus, embedder, reranker, strategy, seed, query_id, rank, doc_id, score from rewrite_runs "
+            "order by all"
+        ).fetchall():
             self.lists[(c, e, r, s, seed, q)].append((d, score))
         self.qrels: dict[str, set[str]] = defaultdict(set)
         for q, d, rel in con.execute("select query_id, doc_id, relevance from qrels").fetchall():
@@ -32,11 +34,14 @@ class Data:
         self.kind = dict(con.execute("select strategy, kind from rewrite_strategies").fetchall())
         self.calls = defaultdict(set)
         for c, e, s, seed, q, key in con.execute(
-                "select corpus, embedder, strategy, seed, query_id, llm_call_key from rewrites "
-                "where llm_call_key is not null").fetchall():
+            "select corpus, embedder, strategy, seed, query_id, llm_call_key from rewrites "
+            "where llm_call_key is not null"
+        ).fetchall():
             self.calls[(c, e, s, seed, q)].add(key)
-        self.tokens = {k: (p, t) for k, p, t in con.execute(
-            "select cache_key, prompt_tokens, completion_tokens from llm_calls").fetchall()}
+        self.tokens = {
+            k: (p, t)
+            for k, p, t in con.execute("select cache_key, prompt_tokens, completion_tokens from llm_calls").fetchall()
+        }
 
     def scored(self):
         """Keys of the rankings that are scored: the query has a relevant judgment, no score is NaN."""
@@ -48,8 +53,12 @@ def doc_metrics(docs: list[str], relevant: set[str]) -> dict[str, float]:
     flags = [d in relevant for d in docs[:10]]
     ranks = [i + 1 for i, f in enumerate(flags) if f]
     idcg = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
-    return {"HIT@10": float(bool(ranks)), "R@10": len(ranks) / len(relevant),
-            "nDCG@10": sum(1 / math.log2(r + 1) for r in ranks) / idcg, "MRR@10": 1 / ranks[0] if ranks else 0.0}
+    return {
+        "HIT@10": float(bool(ranks)),
+        "R@10": len(ranks) / len(relevant),
+        "nDCG@10": sum(1 / math.log2(r + 1) for r in ranks) / idcg,
+        "MRR@10": 1 / ranks[0] if ranks else 0.0,
+    }
 
 
 def ranx_metrics(data: Data) -> dict[tuple, float]:

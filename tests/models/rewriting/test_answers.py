@@ -1,6 +1,7 @@
 """Answer quality: reader answers scored with SQuAD v1.1 EM / F1 (max over aliases; the official logic
 re-typed in tests/udfs/test_squad.py), the paired contrasts S1 / always-merge / router overall and
 split by the router's expansion, and the reader's inputs (seeds and the seeded query sample)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,30 +24,42 @@ def answers(db):
         gold[q].append(a)
     scored = {}
     for c, e, r, setting, helper, tau, seed, q, answer in db.execute(
-            "select corpus, embedder, reranker, setting, helper, tau, seed, query_id, answer from reader_answers").fetchall():
+        "select corpus, embedder, reranker, setting, helper, tau, seed, query_id, answer from reader_answers"
+    ).fetchall():
         if gold[q]:
             scored[(c, e, r, setting, helper, tau, seed, q)] = {
                 "EM": float(ref_metric_max_over_ground_truths(ref_exact_match_score, answer, gold[q])),
-                "F1": float(ref_metric_max_over_ground_truths(ref_f1_score, answer, gold[q]))}
+                "F1": float(ref_metric_max_over_ground_truths(ref_f1_score, answer, gold[q])),
+            }
     return scored
 
 
 def test_answer_scores_equal_the_official_logic(db, answers):
-    got = {r[:8]: r[8:] for r in db.execute(
-        "select corpus, embedder, reranker, setting, helper, tau, seed, query_id, status, em, f1 from rewrite_answer_scores").fetchall()}
+    got = {
+        r[:8]: r[8:]
+        for r in db.execute(
+            "select corpus, embedder, reranker, setting, helper, tau, seed, query_id, status, em, f1 from rewrite_answer_scores"
+        ).fetchall()
+    }
     for key, s in answers.items():
         assert got[key] == ("scored", s["EM"], pytest.approx(s["F1"], abs=1e-15))
     missing = [k for k, v in got.items() if v[0] == "no_gold_answer"]
-    assert len(missing) == 9 and {k[7] for k in missing} == {"hotpotqa/q00010"} and all(got[k][1] is None for k in missing)
+    assert (
+        len(missing) == 9 and {k[7] for k in missing} == {"hotpotqa/q00010"} and all(got[k][1] is None for k in missing)
+    )
     partial = [v[2] for v in got.values() if v[0] == "scored" and 0 < v[2] < 1]
     assert partial  # the synthetic reader writes partly right answers: F1 strictly between 0 and 1
 
 
 def test_answer_contrasts_and_the_triggered_split(db, answers):
     top1 = {(c, e, r, seed, q): lst[0][1] for (c, e, r, s, seed, q), lst in Data(db).lists.items() if s == "S1"}
-    got = {r[:6]: r[6:] for r in db.execute(
-        """select corpus, helper, tau, metric, split, contrast, n_seeds, n_queries, mean_treatment, mean_control,
-                  delta, ci_low, ci_high, p_value from rewrite_answer_quality""").fetchall()}
+    got = {
+        r[:6]: r[6:]
+        for r in db.execute(
+            """select corpus, helper, tau, metric, split, contrast, n_seeds, n_queries, mean_treatment, mean_control,
+                  delta, ci_low, ci_high, p_value from rewrite_answer_quality"""
+        ).fetchall()
+    }
     arms = defaultdict(dict)
     for (c, e, r, setting, helper, tau, seed, q), s in answers.items():
         arms[(c, e, r, setting, helper, tau)][(seed, q)] = s
@@ -56,8 +69,11 @@ def test_answer_contrasts_and_the_triggered_split(db, answers):
             continue
         s1, merge = arms[(c, e, r, "S1", None, None)], arms[(c, e, r, "always-merge", helper, None)]
         expanded = {k for k in s1 if top1[(c, e, r, *k)] < tau}
-        for name, t, b in (("always-merge - S1", merge, s1), ("router - S1", router, s1),
-                           ("router - always-merge", router, merge)):
+        for name, t, b in (
+            ("always-merge - S1", merge, s1),
+            ("router - S1", router, s1),
+            ("router - always-merge", router, merge),
+        ):
             for split, keep in (("all", set(s1)), ("triggered", expanded), ("untriggered", set(s1) - expanded)):
                 for m in ("EM", "F1"):
                     tv = {k: v[m] for k, v in t.items() if k in keep and k in b}
@@ -86,8 +102,9 @@ def test_reader_inputs(db):
     groups = {g: v for g, v in complete_groups(data).items() if g[3] == 42}
     got = defaultdict(list)
     for c, e, r, setting, helper, tau, seed, q, expanded, top_k, rank, d, text, qtext in db.execute(
-            """select corpus, embedder, reranker, setting, helper, tau, seed, query_id, expanded, top_k, rank, doc_id,
-                      passage, query_text from rewrite_reader_inputs order by all""").fetchall():
+        """select corpus, embedder, reranker, setting, helper, tau, seed, query_id, expanded, top_k, rank, doc_id,
+                      passage, query_text from rewrite_reader_inputs order by all"""
+    ).fetchall():
         assert top_k == 5 and text.startswith("Doc ") and qtext.split()[1] == "question"
         got[(c, e, r, setting, helper, tau, seed, q)].append((rank, d, expanded))
     assert {k[6] for k in got} == {42}
@@ -111,8 +128,12 @@ def test_reader_inputs(db):
     assert {k[:3] + (k[7],) for k in got} == {g[:3] + (g[4],) for g in groups}
     # the router is read at the paper's fixed tau 0.65 and at the per-dataset midpoint (the project's
     # addition), beside the grid
-    midpoint = dict(((c, e, r), t) for c, e, r, t in db.execute(
-        "select corpus, embedder, reranker, tau from int_rewrite_router_tau_fits where rule = 'same_dataset'").fetchall())
+    midpoint = dict(
+        ((c, e, r), t)
+        for c, e, r, t in db.execute(
+            "select corpus, embedder, reranker, tau from int_rewrite_router_tau_fits where rule = 'same_dataset'"
+        ).fetchall()
+    )
     assert midpoint and 0.65 not in midpoint.values()
     for g, lists in groups.items():
         for tau in (0.65, midpoint.get(g[:3])):
@@ -129,9 +150,14 @@ def test_reader_sample_and_seeds(warehouse, tmp_path):
     wh, _ = warehouse
     copy = tmp_path / "sample.duckdb"
     shutil.copy(wh, copy)
-    run_dbt("run", copy, select="rewrite_reader_inputs", progress=False,
-            vars={**VARS, "reader_sample": 7, "reader_sample_seed": 5, "reader_seeds": [42, 123]},
-            extra=["--target-path", str(tmp_path / "target")])
+    run_dbt(
+        "run",
+        copy,
+        select="rewrite_reader_inputs",
+        progress=False,
+        vars={**VARS, "reader_sample": 7, "reader_sample_seed": 5, "reader_seeds": [42, 123]},
+        extra=["--target-path", str(tmp_path / "target")],
+    )
     con = connect(copy, read_only=True)
     try:
         got = defaultdict(set)

@@ -1,5 +1,6 @@
 """The rewriting build on an empty warehouse (green, every mart empty), a rebuild that gives identical
 tables, and bad input the build refuses with the failing test named."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,17 +11,37 @@ from tests.models.rewriting.conftest import build
 from warehouse.db import connect
 from warehouse.dbt import DbtError
 
-MARTS = ("rewrite_query_metrics", "rewrite_baseline_deltas", "rewrite_solo", "rewrite_failure_modes",
-         "rewrite_jaccard", "rewrite_oracle", "rewrite_ensembles", "rewrite_budget_baselines", "rewrite_router_sweep", "rewrite_router_tau",
-         "rewrite_router_pareto", "rewrite_answer_scores", "rewrite_answer_quality", "rewrite_reader_inputs",
-         "rewrite_exclusions", "rewrite_query_type_cuts", "rewrite_ann_recall", "rewrite_score_distribution",
-         "rewrite_slices")
+MARTS = (
+    "rewrite_query_metrics",
+    "rewrite_baseline_deltas",
+    "rewrite_solo",
+    "rewrite_failure_modes",
+    "rewrite_jaccard",
+    "rewrite_oracle",
+    "rewrite_ensembles",
+    "rewrite_budget_baselines",
+    "rewrite_router_sweep",
+    "rewrite_router_tau",
+    "rewrite_router_pareto",
+    "rewrite_answer_scores",
+    "rewrite_answer_quality",
+    "rewrite_reader_inputs",
+    "rewrite_exclusions",
+    "rewrite_query_type_cuts",
+    "rewrite_ann_recall",
+    "rewrite_score_distribution",
+    "rewrite_slices",
+)
 
 
 def _digests(con) -> dict[str, tuple[int, str]]:
     """Row count and md5 of the sorted rows of every mart (doubles print exactly: shortest round trip)."""
-    return {m: con.execute(f"select count(*), md5(coalesce(string_agg(t::varchar, '|' order by t::varchar), '')) "
-                           f"from {m} as t").fetchone() for m in MARTS}
+    return {
+        m: con.execute(
+            f"select count(*), md5(coalesce(string_agg(t::varchar, '|' order by t::varchar), '')) from {m} as t"
+        ).fetchone()
+        for m in MARTS
+    }
 
 
 def test_empty_warehouse_builds_green_with_empty_marts(tmp_path):

@@ -1,5 +1,6 @@
 """benchmarks/check_rewriting.py on the built marts: every figure the paper-protocol rerun is judged by, with
 the pipeline side's marts named as absent (not an error) when the warehouse has none."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,8 +26,10 @@ def test_check_prints_the_papers_figures(db):
     for seed in (42, 123, 2024):  # 59 of the 60 questions have a relevant judgment (conftest plants one without)
         assert f"  S1 seed {seed} (BAAI/bge-base-en-v1.5, reranker BAAI/bge-reranker-base, 59 queries): HIT@10 " in text
     # the five pre-declared subsets at seed 42, for each metric, and both budget scopes
-    block = lines[lines.index("-- seed-42 ensembles of the pre-declared subsets (rule max: the union merged by score, cut at 10)")
-                  + 2:]
+    block = lines[
+        lines.index("-- seed-42 ensembles of the pre-declared subsets (rule max: the union merged by score, cut at 10)")
+        + 2 :
+    ]
     subsets = [line.split(" | ")[0].strip() for line in block[:20]]
     assert sorted(set(subsets)) == ["HyDE+Q2D", "S1+HyDE+Q2D", "S1+HyDE+Q2D+S3+S4", "S1+HyDE+S3+S4", "S1+Q2D"]
     assert "seed | S1-pool100 | ok" in text or "seed | S1-pool100 | no_reference_gain" in text

@@ -3,6 +3,7 @@
 deltas against the best solo strategy, bootstrap and Holm within the pre-declared / exploratory family,
 pooled over seeds and on seed 42; the seed-42 ensembles of a hand-made case; the budget controls' share of
 the reference ensemble's gain on the same queries, and 'not_run' rows where the control runs are missing."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -28,15 +29,24 @@ from tests.models.rewriting.reference import fuse as ref_fuse
 from udfs.stats.multiple import holm  # = statsmodels multipletests(method="holm"): tests/udfs/test_statistics.py
 
 RULES = ("max", "rrf", "combsum", "combmnz")
-RANX_RULE = {"max": ("max", None), "rrf": ("rrf", "min-max"), "combsum": ("sum", "min-max"), "combmnz": ("mnz", "min-max")}
+RANX_RULE = {
+    "max": ("max", None),
+    "rrf": ("rrf", "min-max"),
+    "combsum": ("sum", "min-max"),
+    "combmnz": ("mnz", "min-max"),
+}
 
 
 @pytest.fixture(scope="module")
 def ref(db):
     data = Data(db)
     groups = complete_groups(data)
-    ids = {tuple(r[1:]): r[0] for r in db.execute(
-        "select group_id, corpus, embedder, reranker, seed, query_id from int_rewrite_groups where complete").fetchall()}
+    ids = {
+        tuple(r[1:]): r[0]
+        for r in db.execute(
+            "select group_id, corpus, embedder, reranker, seed, query_id from int_rewrite_groups where complete"
+        ).fetchall()
+    }
     scores = {}
     for g, lists in groups.items():
         strategies = tuple(s for s in SOLO if s in lists)
@@ -46,7 +56,8 @@ def ref(db):
                 scores[(g, rule, mask)] = doc_metrics(ranked, data.qrels[g[4]])
     got = {}
     for gid, rule, mask, *values in db.execute(
-            "select group_id, rule, subset_mask, hit, recall, ndcg, mrr from int_rewrite_ensemble_scores").fetchall():
+        "select group_id, rule, subset_mask, hit, recall, ndcg, mrr from int_rewrite_ensemble_scores"
+    ).fetchall():
         got[(gid, rule, mask)] = values
     return data, groups, ids, scores, got
 
@@ -72,8 +83,9 @@ def test_fused_metrics_equal_ranx_where_tie_order_cannot_matter(ref):
             continue
         for rule in RULES:
             method, norm = RANX_RULE[rule]
-            fused = fuse([runs[s] for s in members], norm=norm, method=method,
-                         params={"k": 60} if rule == "rrf" else None).to_dict()
+            fused = fuse(
+                [runs[s] for s in members], norm=norm, method=method, params={"k": 60} if rule == "rrf" else None
+            ).to_dict()
             keep = [g for g in gs if _order_free(fused[f"{g[3]}|{g[4]}"], data.qrels[g[4]])]
             qrels = Qrels({f"{g[3]}|{g[4]}": {d: 1 for d in data.qrels[g[4]]} for g in keep})
             run = Run({f"{g[3]}|{g[4]}": fused[f"{g[3]}|{g[4]}"] for g in keep})
@@ -92,8 +104,13 @@ def _order_free(fused: dict[str, float], relevant: set[str]) -> bool:
     return all(len(v) == 1 for v in classes.values())
 
 
-PREDECLARED = {("S1", "Q2D"), ("S1", "HyDE", "Q2D"), ("S1", "S3", "S4", "HyDE"), ("S1", "S3", "S4", "HyDE", "Q2D"),
-               ("HyDE", "Q2D")}
+PREDECLARED = {
+    ("S1", "Q2D"),
+    ("S1", "HyDE", "Q2D"),
+    ("S1", "S3", "S4", "HyDE"),
+    ("S1", "S3", "S4", "HyDE", "Q2D"),
+    ("HyDE", "Q2D"),
+}
 REFERENCE = ("S1", "S3", "S4", "HyDE")
 
 
@@ -113,16 +130,23 @@ def _scopes(groups):
 
 def test_ensemble_mart(db, ref):
     data, groups, _, scores, _ = ref
-    rows = {r[:4]: r[4:] for r in db.execute(
-        """select corpus, scope, rule || '|' || subset_mask, metric, n_members, mean_value, sd_seeds, best_solo,
+    rows = {
+        r[:4]: r[4:]
+        for r in db.execute(
+            """select corpus, scope, rule || '|' || subset_mask, metric, n_members, mean_value, sd_seeds, best_solo,
                   best_solo_value, delta, ci_low, ci_high, p_value, p_holm, family_size, is_best, family, seed, n_seeds
-           from rewrite_ensembles""").fetchall()}
+           from rewrite_ensembles"""
+        ).fetchall()
+    }
     predeclared = {_mask(p) for p in PREDECLARED}
     n_expected = 0
     for (cell, scope), gs in _scopes(groups).items():
         strategies = tuple(s for s in SOLO if s in groups[gs[0]])
-        solo = {(s, m): {(g[3], g[4]): doc_metrics([d for d, _ in groups[g][s]], data.qrels[g[4]])[m] for g in gs}
-                for s in strategies for m in METRICS}
+        solo = {
+            (s, m): {(g[3], g[4]): doc_metrics([d for d, _ in groups[g][s]], data.qrels[g[4]])[m] for g in gs}
+            for s in strategies
+            for m in METRICS
+        }
         best = {m: max(strategies, key=lambda s: (seed_mean(solo[(s, m)]), -SOLO.index(s))) for m in METRICS}
         family = defaultdict(dict)
         for mask, members in subsets(strategies):
@@ -132,16 +156,27 @@ def test_ensemble_mart(db, ref):
                     got = rows[(cell[0], scope, f"{rule}|{mask}", m)]
                     n_expected += 1
                     assert got[0] == len(members) and got[3] == best[m]
-                    fam = ("single" if len(members) == 1 else
-                           "predeclared" if rule == "max" and mask in predeclared else "exploratory")
-                    assert got[12:] == (fam,
-                                        42 if scope == "seed" else None, 1 if scope == "seed" else len({g[3] for g in gs}))
-                    assert (got[1], got[4]) == pytest.approx((seed_mean(values), seed_mean(solo[(best[m], m)])), abs=1e-12)
+                    fam = (
+                        "single"
+                        if len(members) == 1
+                        else "predeclared"
+                        if rule == "max" and mask in predeclared
+                        else "exploratory"
+                    )
+                    assert got[12:] == (
+                        fam,
+                        42 if scope == "seed" else None,
+                        1 if scope == "seed" else len({g[3] for g in gs}),
+                    )
+                    assert (got[1], got[4]) == pytest.approx(
+                        (seed_mean(values), seed_mean(solo[(best[m], m)])), abs=1e-12
+                    )
                     assert got[2] is None if scope == "seed" else got[2] == pytest.approx(seed_sd(values), abs=1e-12)
                     if len(members) <= 2 or len(members) == len(strategies):  # the bootstrap of a sample of subsets
                         res = paired(values, solo[(best[m], m)], B, SEED)
-                        assert got[5:9] == pytest.approx((res.estimate, res.ci_low, res.ci_high, res.p_value),
-                                                         abs=1e-12)
+                        assert got[5:9] == pytest.approx(
+                            (res.estimate, res.ci_low, res.ci_high, res.p_value), abs=1e-12
+                        )
                     family[(m, got[12])][(rule, mask)] = (got[8], got[9], got[10])
         # Holm within each family of the cell x scope x metric: the pre-declared subsets (rule max) and
         # every other subset of two or more x rule; a one-member subset is in no family
@@ -165,9 +200,13 @@ def test_ensemble_mart(db, ref):
 def test_seed42_ensembles_of_the_hand_case(db):
     """The paper's seed-42 post-hoc ensembles of the three hand-made queries (hand_case.py, computed by hand):
     the members' top-20 pools merged by max score and cut at 10, against the best solo method on seed 42."""
-    got = {(r[0], r[1]): r[2:] for r in db.execute(
-        """select subset, metric, mean_value, best_solo, best_solo_value, delta, n_queries, n_seeds, family, family_size
-           from rewrite_ensembles where corpus = 'hand' and scope = 'seed' and seed = 42 and rule = 'max'""").fetchall()}
+    got = {
+        (r[0], r[1]): r[2:]
+        for r in db.execute(
+            """select subset, metric, mean_value, best_solo, best_solo_value, delta, n_queries, n_seeds, family, family_size
+           from rewrite_ensembles where corpus = 'hand' and scope = 'seed' and seed = 42 and rule = 'max'"""
+        ).fetchall()
+    }
     for (subset, metric), (value, delta) in SEED42.items():
         mean_value, best_solo, best_value, d, n_queries, n_seeds, family, family_size = got[(subset, metric)]
         assert (best_solo, n_queries, n_seeds, family, family_size) == ("HyDE", 3, 1, "predeclared", 3)
@@ -186,18 +225,27 @@ def test_budget_baselines(db, ref):
     """The control's gain over S1 over the reference ensemble's (S1+S3+S4+HyDE, rule max), both on the same
     (query, seed) pairs: complete groups where the control is scored."""
     data, groups, _, scores, _ = ref
-    rows = {r[:4]: r[4:] for r in db.execute(
-        """select corpus, scope, control, metric, status, reason, n_queries, baseline_value, control_value, reference_value,
+    rows = {
+        r[:4]: r[4:]
+        for r in db.execute(
+            """select corpus, scope, control, metric, status, reason, n_queries, baseline_value, control_value, reference_value,
                   gain_control, ci_low, ci_high, p_value, gain_reference, share_captured, reference_subset, seed
-           from rewrite_budget_baselines""").fetchall()}
-    metrics = {(*k, m): v for k in data.scored() for m, v in doc_metrics([d for d, _ in data.lists[k]], data.qrels[k[5]]).items()}
+           from rewrite_budget_baselines"""
+        ).fetchall()
+    }
+    metrics = {
+        (*k, m): v
+        for k in data.scored()
+        for m, v in doc_metrics([d for d, _ in data.lists[k]], data.qrels[k[5]]).items()
+    }
     ref_mask = _mask(REFERENCE)
     n_ok = 0
     for (cell, scope), gs in _scopes(groups).items():
         for control in ("S1-pool100", "S1-ann4"):
             for m in METRICS:
-                status, reason, n_q, base, ctrl, refv, gain_c, lo, hi, p, gain_r, share, label, seed = \
-                    rows[(cell[0], scope, control, m)]
+                status, reason, n_q, base, ctrl, refv, gain_c, lo, hi, p, gain_r, share, label, seed = rows[
+                    (cell[0], scope, control, m)
+                ]
                 assert seed == (42 if scope == "seed" else None)
                 pairs = [g for g in gs if (*g[:3], control, g[3], g[4], m) in metrics]
                 if not pairs:
@@ -210,7 +258,8 @@ def test_budget_baselines(db, ref):
                 assert label == "S1+HyDE+S3+S4" and n_q == res_c.n
                 assert (base, ctrl, refv) == pytest.approx((seed_mean(b), seed_mean(c), seed_mean(r)), abs=1e-12)
                 assert (gain_c, lo, hi, p, gain_r) == pytest.approx(
-                    (res_c.estimate, res_c.ci_low, res_c.ci_high, res_c.p_value, res_r.estimate), abs=1e-12)
+                    (res_c.estimate, res_c.ci_low, res_c.ci_high, res_c.p_value, res_r.estimate), abs=1e-12
+                )
                 if res_r.estimate > 0:
                     assert status == "ok" and reason is None
                     assert share == pytest.approx(res_c.estimate / res_r.estimate, abs=1e-12)
@@ -220,8 +269,12 @@ def test_budget_baselines(db, ref):
     assert n_ok > 0
     # the paper's share: the pooled (3-seed) control gain / (the seed-42 reference value - the pooled S1 value),
     # the same on both scope rows; a share differing from the scope-consistent one somewhere
-    paper = {r[:4]: r[4:] for r in db.execute(
-        "select corpus, scope, control, metric, paper_reference_gain, share_paper from rewrite_budget_baselines").fetchall()}
+    paper = {
+        r[:4]: r[4:]
+        for r in db.execute(
+            "select corpus, scope, control, metric, paper_reference_gain, share_paper from rewrite_budget_baselines"
+        ).fetchall()
+    }
     n_paper, differs = 0, False
     for (corpus, scope, control, m), (den, share_p) in paper.items():
         pooled, on_seed = rows[(corpus, "pooled", control, m)], rows[(corpus, "seed", control, m)]
@@ -230,7 +283,10 @@ def test_budget_baselines(db, ref):
         if want_den is not None and want_den > 0:
             assert share_p == pytest.approx(pooled[6] / want_den, abs=1e-12)
             n_paper += 1
-            differs |= rows[(corpus, scope, control, m)][11] is None or abs(share_p - rows[(corpus, scope, control, m)][11]) > 1e-6
+            differs |= (
+                rows[(corpus, scope, control, m)][11] is None
+                or abs(share_p - rows[(corpus, scope, control, m)][11]) > 1e-6
+            )
         else:
             assert share_p is None
     assert n_paper > 0 and differs

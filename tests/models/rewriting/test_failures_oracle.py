@@ -1,6 +1,7 @@
 """Failure modes and the oracle: catastrophic misses, rescue of the baseline's misses at seed 42,
 Jaccard@10 of the top-10 sets, and the oracle union of every subset against its best member (pooled over
 seeds and on seed 42)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -23,15 +24,19 @@ def _hits(data: Data) -> dict[tuple, float]:
 
 def test_miss_and_rescue_rates(db, data):
     hits = _hits(data)
-    got = {r[0:2]: r[2:] for r in db.execute(
-        "select corpus, strategy, miss_rate, n_baseline_misses, rescue_rate, n_rescue_seeds from rewrite_failure_modes").fetchall()}
+    got = {
+        r[0:2]: r[2:]
+        for r in db.execute(
+            "select corpus, strategy, miss_rate, n_baseline_misses, rescue_rate, n_rescue_seeds from rewrite_failure_modes"
+        ).fetchall()
+    }
     by = defaultdict(dict)
     for (c, e, r, s, seed, q), h in hits.items():
         by[(c, s)][(seed, q)] = h
     assert set(got) == set(by)
     for (c, s), values in by.items():
         misses = {q for (seed, q), h in by[(c, "S1")].items() if seed == 42 and h == 0}
-        seeds = sorted({seed for seed, _ in values})   # the hand cell has two seeds
+        seeds = sorted({seed for seed, _ in values})  # the hand cell has two seeds
         rescue = [np.mean([values[(seed, q)] for q in misses if (seed, q) in values]) for seed in seeds]
         miss_rate, n_misses, rescue_rate, n_rescue_seeds = got[(c, s)]
         assert miss_rate == pytest.approx(1 - seed_mean(values), abs=1e-12)
@@ -50,8 +55,12 @@ def test_short_lists_are_counted(db, data):
         w[0] += 1
         w[1] += n < 10
         w[2] += n < 20
-    got = {r[:2]: list(r[2:]) for r in db.execute(
-        "select corpus, strategy, n_rankings, n_short_10, n_short_20 from rewrite_failure_modes").fetchall()}
+    got = {
+        r[:2]: list(r[2:])
+        for r in db.execute(
+            "select corpus, strategy, n_rankings, n_short_10, n_short_20 from rewrite_failure_modes"
+        ).fetchall()
+    }
     assert got == dict(want)
     assert any(v[2] > 0 for v in got.values()) and any(v[1] > 0 for v in got.values())  # the data has short lists
 
@@ -64,8 +73,10 @@ def test_jaccard_of_top10_sets(db, data):
             other = (*k[:3], s, *k[4:])
             if s != k[3] and other in tops:
                 pairs[(k[0], k[3], s)].append(len(a & tops[other]) / len(a | tops[other]))
-    got = {r[:3]: (r[3], r[4]) for r in db.execute(
-        "select corpus, strategy_a, strategy_b, n_pairs, jaccard from rewrite_jaccard").fetchall()}
+    got = {
+        r[:3]: (r[3], r[4])
+        for r in db.execute("select corpus, strategy_a, strategy_b, n_pairs, jaccard from rewrite_jaccard").fetchall()
+    }
     assert set(got) == set(pairs)
     for key, values in pairs.items():
         assert got[key][0] == len(values) and got[key][1] == pytest.approx(np.mean(values), abs=1e-12)
@@ -74,11 +85,19 @@ def test_jaccard_of_top10_sets(db, data):
 
 def test_oracle_union(db, data):
     groups = complete_groups(data)
-    hit = {(g, s): float(any(d in data.qrels[g[4]] for d, _ in lst[:10])) for g, v in groups.items() for s, lst in v.items()}
-    got = {r[:3]: r[3:] for r in db.execute(
-        "select corpus, scope, subset_mask, n_members, oracle_hit, best_member, best_member_hit, delta, ci_low, ci_high, "
-        "p_value, seed, n_seeds from rewrite_oracle").fetchall()}
-    scopes = defaultdict(list)   # 'pooled': every seed; 'seed': seed 42 alone (the paper's post-hoc table)
+    hit = {
+        (g, s): float(any(d in data.qrels[g[4]] for d, _ in lst[:10]))
+        for g, v in groups.items()
+        for s, lst in v.items()
+    }
+    got = {
+        r[:3]: r[3:]
+        for r in db.execute(
+            "select corpus, scope, subset_mask, n_members, oracle_hit, best_member, best_member_hit, delta, ci_low, ci_high, "
+            "p_value, seed, n_seeds from rewrite_oracle"
+        ).fetchall()
+    }
+    scopes = defaultdict(list)  # 'pooled': every seed; 'seed': seed 42 alone (the paper's post-hoc table)
     for g in groups:
         scopes[(g[:3], "pooled")].append(g)
         if g[3] == 42:

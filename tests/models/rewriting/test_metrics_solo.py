@@ -1,5 +1,6 @@
 """Per-query metrics equal ranx on the same runs; the solo table's seed means, sd,
 paired bootstrap against S1 and Holm (statsmodels) recomputed from the loaded tables."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -20,19 +21,29 @@ def ref(db):
 
 def test_query_metrics_equal_ranx(db, ref):
     _, want = ref
-    got = {r[:7]: r[7] for r in db.execute(
-        "select corpus, embedder, reranker, strategy, seed, query_id, metric, value from rewrite_query_metrics").fetchall()}
+    got = {
+        r[:7]: r[7]
+        for r in db.execute(
+            "select corpus, embedder, reranker, strategy, seed, query_id, metric, value from rewrite_query_metrics"
+        ).fetchall()
+    }
     assert set(got) == set(want)
     assert max(abs(got[k] - want[k]) for k in want) < 1e-9
     assert {k[3] for k in got} == {"S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4"}
 
 
 def test_unscored_rankings_are_counted_not_dropped(db):
-    rows = {(c, scope, item, reason): n for c, scope, item, reason, n in db.execute(
-        "select corpus, scope, item, reason, n from rewrite_exclusions").fetchall()}
+    rows = {
+        (c, scope, item, reason): n
+        for c, scope, item, reason, n in db.execute(
+            "select corpus, scope, item, reason, n from rewrite_exclusions"
+        ).fetchall()
+    }
     # hotpotqa/q00003 lost its qrels: each of its 8 strategies x 3 seeds rankings is no_relevant_qrels
-    assert all(rows[("hotpotqa", "ranking", s, "no_relevant_qrels")] == 3
-               for s in ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4"))
+    assert all(
+        rows[("hotpotqa", "ranking", s, "no_relevant_qrels")] == 3
+        for s in ("S1", "S2", "S3", "S4", "HyDE", "Q2D", "S1-pool100", "S1-ann4")
+    )
     assert rows[("ambignq", "ranking", "S2", "nan_score")] == 1
     assert rows[("ambignq", "ranking", "S2", "scored")] == 40 * 3 - 1
     # groups: the NaN ranking and the deleted S4 ranking each make one (seed, query) incomplete
@@ -48,9 +59,13 @@ def test_solo_table(db, ref):
     for (c, e, r, s, seed, q, m), v in metrics.items():
         if data.kind[s] == "solo":
             per[(c, e, r, s, m)][(seed, q)] = v
-    got = {r[:5]: r[5:] for r in db.execute(
-        """select corpus, embedder, reranker, strategy, metric, n_seeds, mean_value, sd_seeds, n_paired, delta,
-                  ci_low, ci_high, p_value, p_holm, family_size from rewrite_solo""").fetchall()}
+    got = {
+        r[:5]: r[5:]
+        for r in db.execute(
+            """select corpus, embedder, reranker, strategy, metric, n_seeds, mean_value, sd_seeds, n_paired, delta,
+                  ci_low, ci_high, p_value, p_holm, family_size from rewrite_solo"""
+        ).fetchall()
+    }
     assert set(got) == set(per)
     pvals = defaultdict(dict)
     for key, values in per.items():
@@ -61,8 +76,9 @@ def test_solo_table(db, ref):
             assert n_paired == 0 and delta is None and p is None
             continue
         res = paired(values, per[(*key[:3], "S1", key[4])], B, SEED)
-        assert (n_paired, delta, lo, hi, p) == pytest.approx((res.n, res.estimate, res.ci_low, res.ci_high, res.p_value),
-                                                            abs=1e-12)
+        assert (n_paired, delta, lo, hi, p) == pytest.approx(
+            (res.n, res.estimate, res.ci_low, res.ci_high, res.p_value), abs=1e-12
+        )
         pvals[(*key[:3], key[4])][key[3]] = p
     for cell, family in pvals.items():
         names = sorted(family)

@@ -1,6 +1,7 @@
 """The rewriting section of the one HTML report (ragwh/experiment/report/rewriting.py) from the
 built marts: every sub-section with its figures and tables, 'not run' with the reason where a mart is
 empty, absent when the rewriting marts are, and the tiny-model label."""
+
 from __future__ import annotations
 
 import duckdb
@@ -36,8 +37,16 @@ def test_the_papers_tables_in_its_numbering(db):
     page = "".join(rewriting_sections(db))
     tables = page.split('<section id="rw-tables">', 1)[1].split("</section>", 1)[0]
     titles = [t.split("</h3>", 1)[0] for t in tables.split("<h3>")[1:]]
-    assert [t.split(":", 1)[0] for t in titles] == ["Table 3", "Table 4", "Table 5", "Table 6", "Table 11", "Table 12",
-                                                    "Table 13", "Table 14"]
+    assert [t.split(":", 1)[0] for t in titles] == [
+        "Table 3",
+        "Table 4",
+        "Table 5",
+        "Table 6",
+        "Table 11",
+        "Table 12",
+        "Table 13",
+        "Table 14",
+    ]
     assert "not run" not in tables  # every table has rows in the built marts
     assert tables.count("<table") >= 8 * CELLS - 2  # one per cell and seed scope; a cosine-only cell has no router
 
@@ -51,8 +60,12 @@ def test_the_papers_defaults_in_the_tables(db):
 
     SOLO, _, ENSEMBLES, ROUTER, BUDGET, _, HELPERS, ANSWERS = definitions("HIT@10")  # the setting's default
     solo = build(db, SOLO, Context())
-    p = {(c, s, m): (pv, ph) for c, s, m, pv, ph in db.execute(
-        "select corpus, strategy, metric, p_value, p_holm from rewrite_solo").fetchall()}
+    p = {
+        (c, s, m): (pv, ph)
+        for c, s, m, pv, ph in db.execute(
+            "select corpus, strategy, metric, p_value, p_holm from rewrite_solo"
+        ).fetchall()
+    }
     n_marked = n_differ = 0
     for t in solo:
         assert t.headers[3] == "Holm p (HIT@10)"
@@ -70,19 +83,25 @@ def test_the_papers_defaults_in_the_tables(db):
         first = [r[1].text for r in t.rows if r[0].text == t.rows[0][0].text]
         assert first[0] == "the paper's fixed tau" and all(x.startswith("addition: ") for x in first[1:])
     assert {r[1].text for t in build(db, HELPERS, Context()) for r in t.rows} == {"0.650"}
-    assert all("paper's share" in t.headers and "share captured (addition)" in t.headers for t in build(db, BUDGET, Context()))
+    assert all(
+        "paper's share" in t.headers and "share captured (addition)" in t.headers for t in build(db, BUDGET, Context())
+    )
     answers = [r for t in build(db, ANSWERS, Context()) for r in t.rows]
-    assert {(r[1].text, r[4].text) for r in answers} == {("–", "all"), ("0.65", "all"), ("0.65", "triggered"),
-                                                         ("0.65", "untriggered")}
+    assert {(r[1].text, r[4].text) for r in answers} == {
+        ("–", "all"),
+        ("0.65", "all"),
+        ("0.65", "triggered"),
+        ("0.65", "untriggered"),
+    }
 
 
 def test_the_report_shows_rewriting_only_when_its_marts_have_rows(db, con):
     page = render_report(db, load_config(None), "all-MiniLM-L6-v2", {})
     assert '<a href="#rw-solo">' in page and '<section id="rw-pareto">' in page
     assert '<section id="contrasts">' in page  # the chunking sections are unchanged (and say not run here)
-    assert rewriting_sections(con) == []      # a fresh warehouse: no rewriting marts
+    assert rewriting_sections(con) == []  # a fresh warehouse: no rewriting marts
     con.execute("CREATE TABLE rewrite_solo (corpus VARCHAR)")
-    assert rewriting_sections(con) == []      # built but empty
+    assert rewriting_sections(con) == []  # built but empty
     assert "rw-solo" not in render_report(con, load_config(None), "all-MiniLM-L6-v2", {})
 
 
@@ -91,9 +110,15 @@ def test_sub_sections_without_rows_say_not_run(db):
     con.register("solo_rows", db.sql("SELECT * FROM rewrite_solo").to_arrow_table())
     con.execute("CREATE TABLE rewrite_solo AS SELECT * FROM solo_rows")
     page = "".join(rewriting_sections(con))
-    for reason in ("rewrite_ensembles is empty", "rewrite_budget_baselines is empty", "rewrite_router_sweep is empty",
-                   "rewrite_jaccard is empty", "rewrite_router_pareto is empty", "rewrite_query_type_cuts is empty",
-                   "the reader stage has not run"):
+    for reason in (
+        "rewrite_ensembles is empty",
+        "rewrite_budget_baselines is empty",
+        "rewrite_router_sweep is empty",
+        "rewrite_jaccard is empty",
+        "rewrite_router_pareto is empty",
+        "rewrite_query_type_cuts is empty",
+        "the reader stage has not run",
+    ):
         assert reason in page, reason
     con.close()
 

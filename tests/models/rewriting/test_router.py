@@ -1,6 +1,7 @@
 """The router's tau sweep (expansion, HIT@10 and deltas vs always-S1 / always-merge,
 wins / ties / losses, LLM calls and tokens only expanded queries pay), the tau rules (same dataset,
 transferred, cross-fitted without leakage) with their gaps, and the Pareto front."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -24,7 +25,7 @@ def ref(db):
     data = Data(db)
     rows = {}
     for g, lists in complete_groups(data).items():
-        if g[0] == HAND:   # the hand-made ensemble cell (two seeds, no LLM calls) is checked in test_ensembles_budget
+        if g[0] == HAND:  # the hand-made ensemble cell (two seeds, no LLM calls) is checked in test_ensembles_budget
             continue
         cell, seed, q = g[:3], g[3], g[4]
         base = doc_metrics([d for d, _ in lists["S1"]], data.qrels[q])
@@ -34,8 +35,14 @@ def ref(db):
             merged = fuse([lists["S1"], lists[h]], "max")
             keys = data.calls.get((cell[0], cell[1], h, seed, q), set())
             tokens = sum(sum(data.tokens[k]) for k in keys)
-            rows[(cell, h, seed, q)] = (lists["S1"][0][1], base, doc_metrics(merged, data.qrels[q]),
-                                        doc_metrics([d for d, _ in lists[h]], data.qrels[q]), len(keys), tokens)
+            rows[(cell, h, seed, q)] = (
+                lists["S1"][0][1],
+                base,
+                doc_metrics(merged, data.qrels[q]),
+                doc_metrics([d for d, _ in lists[h]], data.qrels[q]),
+                len(keys),
+                tokens,
+            )
     return data, rows
 
 
@@ -59,15 +66,19 @@ def _router(rows, cell, helper, tau_of):
 
 def test_tau_sweep(db, ref):
     _, rows = ref
-    got = {r[:4]: r[4:] for r in db.execute(
-        """select corpus, helper, tau, metric, pct_expanded, n_expanded, router_value, baseline_value, merge_value,
+    got = {
+        r[:4]: r[4:]
+        for r in db.execute(
+            """select corpus, helper, tau, metric, pct_expanded, n_expanded, router_value, baseline_value, merge_value,
                   delta_vs_baseline, delta_vs_baseline_ci_low, delta_vs_baseline_p, delta_vs_merge, delta_vs_merge_p,
                   n_wins, n_ties, n_losses, llm_calls, prompt_tokens + completion_tokens, tokens_per_query
-           from rewrite_router_sweep where corpus <> 'hand'""").fetchall()}
+           from rewrite_router_sweep where corpus <> 'hand'"""
+        ).fetchall()
+    }
     cells = {(c, h) for c, h, _, _ in rows}
     n = 0
     for cell, helper in cells:
-        for tau in (COSINE_TAUS if cell[2] == "none" else TAUS):
+        for tau in COSINE_TAUS if cell[2] == "none" else TAUS:
             vals, expanded = _router(rows, cell, helper, lambda q, t=tau: t)
             mine = [(s, q) for (c, h, s, q) in rows if (c, h) == (cell, helper)]
             calls = sum(rows[(cell, helper, s, q)][4] for s, q in expanded)
@@ -80,10 +91,13 @@ def test_tau_sweep(db, ref):
                 wins = sum(vals[("merge", m)][k] > vals[("base", m)][k] for k in expanded)
                 ties = sum(vals[("merge", m)][k] == vals[("base", m)][k] for k in expanded)
                 assert g[0] == pytest.approx(np.mean(list(share.values())), abs=1e-12) and g[1] == len(expanded)
-                assert g[2:5] == pytest.approx((seed_mean(vals[("router", m)]), seed_mean(vals[("base", m)]),
-                                                seed_mean(vals[("merge", m)])), abs=1e-12)
-                assert g[5:10] == pytest.approx((vs_base.estimate, vs_base.ci_low, vs_base.p_value,
-                                                 vs_merge.estimate, vs_merge.p_value), abs=1e-12)
+                assert g[2:5] == pytest.approx(
+                    (seed_mean(vals[("router", m)]), seed_mean(vals[("base", m)]), seed_mean(vals[("merge", m)])),
+                    abs=1e-12,
+                )
+                assert g[5:10] == pytest.approx(
+                    (vs_base.estimate, vs_base.ci_low, vs_base.p_value, vs_merge.estimate, vs_merge.p_value), abs=1e-12
+                )
                 assert g[10:13] == (wins, ties, len(expanded) - wins - ties)
                 assert g[13:15] == (calls, tokens) and g[15] == pytest.approx(tokens / len(mine), abs=1e-12)
                 n += 1
@@ -95,14 +109,24 @@ def test_tau_sweep(db, ref):
 
 def test_tau_rules_and_cross_fitting_without_leakage(db, ref):
     _, rows = ref
-    folds = dict(db.execute("select distinct query_id, fold from int_rewrite_router_queries where corpus <> 'hand'").fetchall())
+    folds = dict(
+        db.execute("select distinct query_id, fold from int_rewrite_router_queries where corpus <> 'hand'").fetchall()
+    )
     assert len(folds) == len({q for *_, q in rows}) and set(folds.values()) <= set(range(5))
-    got = {r[:4]: r[4:] for r in db.execute(
-        """select corpus, helper, rule, source, tau, n_folds, n_folds_without_tau, pct_expanded, router_value,
+    got = {
+        r[:4]: r[4:]
+        for r in db.execute(
+            """select corpus, helper, rule, source, tau, n_folds, n_folds_without_tau, pct_expanded, router_value,
                   best_grid_tau, best_grid_value, gap from rewrite_router_tau
-           where metric = 'HIT@10' and corpus <> 'hand'""").fetchall()}
-    sweep = {(r[0], r[1], r[2]): r[3] for r in db.execute(
-        "select corpus, helper, tau, router_value from rewrite_router_sweep where metric = 'HIT@10'").fetchall()}
+           where metric = 'HIT@10' and corpus <> 'hand'"""
+        ).fetchall()
+    }
+    sweep = {
+        (r[0], r[1], r[2]): r[3]
+        for r in db.execute(
+            "select corpus, helper, tau, router_value from rewrite_router_sweep where metric = 'HIT@10'"
+        ).fetchall()
+    }
     base = {}
     for (cell, h, seed, q), (top1, b, *_) in rows.items():
         base[(cell, seed, q)] = (top1, b["HIT@10"])
@@ -152,8 +176,10 @@ def _per_fold(folds, fold_tau):
 
 
 def test_pareto_front(db):
-    pts = db.execute("select corpus, setting, helper, tau, value, cost, cost_axis, on_front from rewrite_router_pareto "
-                     "where corpus <> 'hand'").fetchall()
+    pts = db.execute(
+        "select corpus, setting, helper, tau, value, cost, cost_axis, on_front from rewrite_router_pareto "
+        "where corpus <> 'hand'"
+    ).fetchall()
     by = defaultdict(list)
     for p in pts:
         by[p[0]].append(p)
@@ -165,4 +191,6 @@ def test_pareto_front(db):
         baseline = [p for p in ps if p[1] == "always-baseline"]
         assert len(baseline) == 1 and baseline[0][5] == 0 and baseline[0][7]
         assert {p[1] for p in ps} == {"always-baseline", "helper-alone", "always-merge", "router"}
-        assert {p[2] for p in ps if p[1] == "router"} == ({"S2", "S4", "HyDE", "Q2D"} if corpus == "scifact" else set(SOLO) - {"S1"})
+        assert {p[2] for p in ps if p[1] == "router"} == (
+            {"S2", "S4", "HyDE", "Q2D"} if corpus == "scifact" else set(SOLO) - {"S1"}
+        )

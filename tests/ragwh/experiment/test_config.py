@@ -1,4 +1,5 @@
 """Experiment configs: the shipped ones validate; bad ones fail naming the file and the key."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,13 +49,28 @@ def test_cpu_has_no_a1_no_reranker_and_texttiling():
     assert "A1" not in config.conditions and config.rerankers == () and config.inducer == "texttiling"
     assert config.strong_embedder.model == "all-MiniLM-L6-v2"
     assert set(config.contrasts) == {"C2", "C3", "C4"}
-    assert config.retrievers == ("dense", "bm25") and (config.bm25.k1, config.bm25.b, config.bm25.stemmer) == (0.9, 0.4, "porter")
+    assert config.retrievers == ("dense", "bm25") and (config.bm25.k1, config.bm25.b, config.bm25.stemmer) == (
+        0.9,
+        0.4,
+        "porter",
+    )
     (declared,) = config.declared
-    assert config.dbt_vars()["declared_contrasts"] == [{"contrast": "dense-vs-bm25", "treatment": "A3",
-                                                       "treatment_system": "all-MiniLM-L6-v2", "control": "A3",
-                                                       "control_system": "bm25"}]
-    assert parse_config({k: v for k, v in _base().items() if k not in ("retrievers",)} | {"contrasts": ["C2"]},
-                        PROJECT_ROOT / "x.yml").bm25 is None
+    assert config.dbt_vars()["declared_contrasts"] == [
+        {
+            "contrast": "dense-vs-bm25",
+            "treatment": "A3",
+            "treatment_system": "all-MiniLM-L6-v2",
+            "control": "A3",
+            "control_system": "bm25",
+        }
+    ]
+    assert (
+        parse_config(
+            {k: v for k, v in _base().items() if k not in ("retrievers",)} | {"contrasts": ["C2"]},
+            PROJECT_ROOT / "x.yml",
+        ).bm25
+        is None
+    )
 
 
 def test_a1_without_llm_is_reported_not_run():
@@ -80,23 +96,38 @@ def _base() -> dict:
         (lambda r: r.update(conditions=["A3", "Z9"]), "conditions[1]: 'Z9' is not one of"),
         (lambda r: r.update(contrasts=["C1"]), "contrasts[0]: C1 compares A3 - A1 but A1 is not in conditions"),
         (lambda r: r.update(inducer="llm"), "inducer: 'llm' needs an LLM backend"),
-        (lambda r: r.update(primary={"metric": "cov-nDCG@10", "embedder": "bge"}), "primary.embedder: 'bge' is not one of"),
+        (
+            lambda r: r.update(primary={"metric": "cov-nDCG@10", "embedder": "bge"}),
+            "primary.embedder: 'bge' is not one of",
+        ),
         (lambda r: r.update(llm={"backend": "openai", "api_key": "sk"}), "llm.api_key: never put an API key"),
         (lambda r: r.update(limit=-3), "limit: expected an integer >= 1"),
         (lambda r: r.update(precision="fp16"), "precision: 'fp16' is not one of auto, fp32, bf16"),
         (lambda r: r["embedders"][0].update(precision="int8"), "embedders[0].precision: 'int8' is not one of"),
         (lambda r: r.update(retrievers=["bm25"]), "retrievers: expected 'dense' and optionally 'bm25'"),
         (lambda r: r.update(retrievers=["dense", "splade"]), "retrievers[1]: 'splade' is not one of"),
-        (lambda r: r.update(retrievers=["dense"], bm25={"k1": 1.2}), "bm25: BM25 settings given but 'bm25' is not among the retrievers"),
+        (
+            lambda r: r.update(retrievers=["dense"], bm25={"k1": 1.2}),
+            "bm25: BM25 settings given but 'bm25' is not among the retrievers",
+        ),
         (lambda r: r.update(bm25={"k1": "high"}), "bm25.k1: expected a number"),
         (lambda r: r.update(bm25={"stemmer": "klingon"}), "bm25: BM25 stemmer 'klingon'"),
-        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "Z9@bm25", "control": "A3"}]),
-         "contrasts[0].treatment: 'Z9' is not one of"),
-        (lambda r: r.update(contrasts=[{"name": "C2", "treatment": "A3", "control": "A0"}]),
-         "contrasts[0].name: 'C2' is already a contrast's name"),
-        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3@bm25", "control": "A3@bm25"}]),
-         "contrasts[0]: treatment and control are the same arm"),
-        (lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3"}]), "contrasts[0].control: required key missing"),
+        (
+            lambda r: r.update(contrasts=[{"name": "x", "treatment": "Z9@bm25", "control": "A3"}]),
+            "contrasts[0].treatment: 'Z9' is not one of",
+        ),
+        (
+            lambda r: r.update(contrasts=[{"name": "C2", "treatment": "A3", "control": "A0"}]),
+            "contrasts[0].name: 'C2' is already a contrast's name",
+        ),
+        (
+            lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3@bm25", "control": "A3@bm25"}]),
+            "contrasts[0]: treatment and control are the same arm",
+        ),
+        (
+            lambda r: r.update(contrasts=[{"name": "x", "treatment": "A3"}]),
+            "contrasts[0].control: required key missing",
+        ),
     ],
 )
 def test_bad_configs_name_the_key(mutate, key, tmp_path, monkeypatch):
@@ -150,22 +181,41 @@ def test_dbt_defaults_are_the_studys():
     defaults = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]["setting_defaults"]
     for name in ("qasper", "wikipedia", "cpu"):
         config = load_config(PROJECT_ROOT / "experiments" / f"{name}.yml")
-        assert (defaults["bootstrap_b"], defaults["bootstrap_seed"]) == (config.bootstrap_b, config.bootstrap_seed) == (
-            10_000, 20260710)
+        assert (
+            (defaults["bootstrap_b"], defaults["bootstrap_seed"])
+            == (config.bootstrap_b, config.bootstrap_seed)
+            == (10_000, 20260710)
+        )
         assert (defaults["primary_metric"], defaults["primary_reranker"]) == (config.primary.metric, "none")
     for name in ("qasper", "wikipedia"):
-        assert defaults["primary_embedder"] == load_config(PROJECT_ROOT / "experiments" / f"{name}.yml").strong_embedder.model
+        assert (
+            defaults["primary_embedder"]
+            == load_config(PROJECT_ROOT / "experiments" / f"{name}.yml").strong_embedder.model
+        )
 
 
-@pytest.mark.parametrize("mutate, key", [
-    (lambda r: r.update(primary={"metric": "ndcg@10"}),
-     "primary.metric: 'ndcg@10' is not one of cov-nDCG@10, R@50, MRR, nDCG@10, TBC@512, TBC@1024, TBC@2048, HIT@10, "
-     "R@10, MRR@10"),
-    (lambda r: r["embedders"][0].update(model="minilm"), "embedders[0].model: embedder 'minilm' is neither a registered"),
-    (lambda r: r["embedders"][0].update(model="/no/such/model"), "embedders[0].model: embedder '/no/such/model' is"),
-    (lambda r: r.update(rerankers=[{"model": "/no/such/ce"}]),
-     "rerankers[0].model: reranker '/no/such/ce' is neither an existing local directory"),
-])
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (
+            lambda r: r.update(primary={"metric": "ndcg@10"}),
+            "primary.metric: 'ndcg@10' is not one of cov-nDCG@10, R@50, MRR, nDCG@10, TBC@512, TBC@1024, TBC@2048, HIT@10, "
+            "R@10, MRR@10",
+        ),
+        (
+            lambda r: r["embedders"][0].update(model="minilm"),
+            "embedders[0].model: embedder 'minilm' is neither a registered",
+        ),
+        (
+            lambda r: r["embedders"][0].update(model="/no/such/model"),
+            "embedders[0].model: embedder '/no/such/model' is",
+        ),
+        (
+            lambda r: r.update(rerankers=[{"model": "/no/such/ce"}]),
+            "rerankers[0].model: reranker '/no/such/ce' is neither an existing local directory",
+        ),
+    ],
+)
 def test_unknown_metric_embedder_or_reranker_names_the_key(mutate, key, tmp_path):
     """An unknown primary.metric used to be accepted (the primary cell silently
     disappeared); a model name that can never load failed only at the embedding stage."""
@@ -201,10 +251,13 @@ def test_command_line_overrides_are_applied_before_validation(tmp_path):
         load_experiment(PROJECT_ROOT / "experiments" / "default.yml", {"precision": "fp16"})
 
 
-@pytest.mark.parametrize("key, value, said", [
-    ("embedder", "no-such-model", "embedder: embedder 'no-such-model' is neither a registered name"),
-    ("reranker", "/no/such/ce", "reranker: reranker '/no/such/ce' is neither an existing local directory"),
-])
+@pytest.mark.parametrize(
+    "key, value, said",
+    [
+        ("embedder", "no-such-model", "embedder: embedder 'no-such-model' is neither a registered name"),
+        ("reranker", "/no/such/ce", "reranker: reranker '/no/such/ce' is neither an existing local directory"),
+    ],
+)
 def test_a_rewriting_config_naming_an_unknown_model_fails_in_one_line_before_ingest(tmp_path, key, value, said):
     """It used to fail after ingest and chunking, as a traceback of the embedding stage."""
     from typer.testing import CliRunner

@@ -1,4 +1,5 @@
 """``engine``, ``ray:`` and ``max_memory_fraction`` in a chunking config: defaults, parsing, refusals, recorded."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,11 @@ def test_default_is_local_and_the_resolved_config_records_the_engine():
 
 
 def test_ray_settings_are_parsed_and_recorded():
-    raw = _base() | {"engine": "ray", "max_memory_fraction": 0.5,
-                     "ray": {"address": "auto", "num_gpus_per_worker": 1, "batch_size": 128, "concurrency": 4}}
+    raw = _base() | {
+        "engine": "ray",
+        "max_memory_fraction": 0.5,
+        "ray": {"address": "auto", "num_gpus_per_worker": 1, "batch_size": 128, "concurrency": 4},
+    }
     config = parse_config(raw, FILE)
     assert config.ray == RaySettings(address="auto", num_gpus_per_worker=1.0, batch_size=128, concurrency=4)
     assert config.ray.worker_device == "cuda" and config.max_memory_fraction == 0.5
@@ -35,16 +39,19 @@ def test_ray_settings_are_parsed_and_recorded():
     assert parse_config(_base() | {"engine": "ray"}, FILE).ray == RaySettings()  # every key has a default
 
 
-@pytest.mark.parametrize("extra, key", [
-    ({"engine": "spark"}, "engine: 'spark' is not one of local, ray"),
-    ({"ray": {"batch_size": 8}}, "ray: settings for the Ray engine, but engine is local"),
-    ({"engine": "ray", "ray": {"workers": 2}}, "ray.workers: unknown key"),
-    ({"engine": "ray", "ray": {"batch_size": 0}}, "ray.batch_size: expected an integer >= 1"),
-    ({"engine": "ray", "ray": {"num_gpus_per_worker": -1}}, "ray.num_gpus_per_worker: expected a number >= 0"),
-    ({"engine": "ray", "ray": {"address": "auto", "num_cpus": 2}}, "ray.num_cpus: sizes a local instance"),
-    ({"max_memory_fraction": 0}, "max_memory_fraction: expected a number > 0"),
-    ({"max_memory_fraction": True}, "max_memory_fraction: expected a number"),
-])
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ({"engine": "spark"}, "engine: 'spark' is not one of local, ray"),
+        ({"ray": {"batch_size": 8}}, "ray: settings for the Ray engine, but engine is local"),
+        ({"engine": "ray", "ray": {"workers": 2}}, "ray.workers: unknown key"),
+        ({"engine": "ray", "ray": {"batch_size": 0}}, "ray.batch_size: expected an integer >= 1"),
+        ({"engine": "ray", "ray": {"num_gpus_per_worker": -1}}, "ray.num_gpus_per_worker: expected a number >= 0"),
+        ({"engine": "ray", "ray": {"address": "auto", "num_cpus": 2}}, "ray.num_cpus: sizes a local instance"),
+        ({"max_memory_fraction": 0}, "max_memory_fraction: expected a number > 0"),
+        ({"max_memory_fraction": True}, "max_memory_fraction: expected a number"),
+    ],
+)
 def test_bad_engine_settings_name_the_key(extra, key):
     with pytest.raises(ConfigError) as info:
         parse_config(_base() | extra, FILE)
@@ -60,7 +67,11 @@ def test_a_rewriting_config_takes_the_same_engine_keys():
 
     config = parse_rewriting_config(_rewriting(), FILE)
     assert (config.engine, config.ray, config.max_memory_fraction) == ("local", None, 0.8)
-    raw = _rewriting() | {"engine": "ray", "max_memory_fraction": 0.6, "ray": {"num_gpus_per_worker": 1, "concurrency": 2}}
+    raw = _rewriting() | {
+        "engine": "ray",
+        "max_memory_fraction": 0.6,
+        "ray": {"num_gpus_per_worker": 1, "concurrency": 2},
+    }
     config = parse_rewriting_config(raw, FILE)
     assert config.ray == RaySettings(num_gpus_per_worker=1.0, concurrency=2) and config.max_memory_fraction == 0.6
     assert json.loads(resolved_json(config))["engine"] == "ray"
@@ -68,8 +79,10 @@ def test_a_rewriting_config_takes_the_same_engine_keys():
         parse_rewriting_config(_rewriting() | {"ray": {"concurrency": 2}}, FILE)
 
 
-@pytest.mark.parametrize("engine, backend, on_ray", [
-    ("ray", "transformers", True), ("ray", "vllm", True), ("ray", "openai", False), ("local", "transformers", False)])
+@pytest.mark.parametrize(
+    "engine, backend, on_ray",
+    [("ray", "transformers", True), ("ray", "vllm", True), ("ray", "openai", False), ("local", "transformers", False)],
+)
 def test_the_llm_runs_on_ray_only_for_an_in_process_backend_under_engine_ray(engine, backend, on_ray, monkeypatch):
     import sys
 

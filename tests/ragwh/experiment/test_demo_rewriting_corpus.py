@@ -1,5 +1,6 @@
 """The rewriting demo corpus is what its generator writes: the hand-written paragraphs plus the look-alikes of
 ``ragwh/experiment/demo/rewriting_corpus.py``, reproducibly (rerunning the generator changes no byte)."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ def test_every_question_has_its_lookalikes_and_no_title_means_two_texts():
         titles = [t for t, _ in rec["context"]]
         gold = {t for t, _ in rec["supporting_facts"]}
         assert gold <= set(titles[: len(titles) - rewriting_corpus.LOOKALIKES]), rec["_id"]
-        lookalikes = titles[-rewriting_corpus.LOOKALIKES:]
+        lookalikes = titles[-rewriting_corpus.LOOKALIKES :]
         anchor = rewriting_corpus.SPECS[rec["_id"]][0].removeprefix("the ")
         assert all(anchor.lower() in t.lower() for t in lookalikes), rec["_id"]
         assert not gold & set(lookalikes)
@@ -34,5 +35,5 @@ def test_every_question_has_its_lookalikes_and_no_title_means_two_texts():
     assert len(texts) == 36 + 30 * rewriting_corpus.LOOKALIKES
     # a bridge question's look-alikes never hold its answer (a comparison's answer is one of the entities it names)
     for rec in (r for r in records if r["type"] == "bridge"):
-        for title, sentences in rec["context"][-rewriting_corpus.LOOKALIKES:]:
+        for title, sentences in rec["context"][-rewriting_corpus.LOOKALIKES :]:
             assert rec["answer"].lower() not in "".join(sentences).lower(), (rec["_id"], title)

@@ -1,4 +1,5 @@
 """``ragwh export trec``: TREC run + qrels on hand cases, re-scored by ranx."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,14 @@ def small(con):
     con.execute("""INSERT INTO chunks VALUES ('ch', 'ch|c/a|0', 'c/a', 0, 0, 140, 30, 0), ('ch', 'ch|c/a|1', 'c/a', 1, 140, 260, 30, 0),
         ('ch', 'ch|c/a|2', 'c/a', 2, 190, 202, 3, 0), ('ch', 'ch|c/a|3', 'c/a', 3, 260, 400, 30, 0),
         ('ch', 'ch|c/b|0', 'c/b', 0, 0, 100, 20, 0)""")
-    runs = [("c/q1", 1, "ch|c/a|0", 0.9), ("c/q1", 2, "ch|c/b|0", 0.8), ("c/q1", 3, "ch|c/a|1", 0.7),
-            ("c/q1", 4, "ch|c/a|2", 0.6), ("c/q2", 1, "ch|c/a|3", 0.5), ("c/q2", 2, "ch|c/b|0", 0.4)]
+    runs = [
+        ("c/q1", 1, "ch|c/a|0", 0.9),
+        ("c/q1", 2, "ch|c/b|0", 0.8),
+        ("c/q1", 3, "ch|c/a|1", 0.7),
+        ("c/q1", 4, "ch|c/a|2", 0.6),
+        ("c/q2", 1, "ch|c/a|3", 0.5),
+        ("c/q2", 2, "ch|c/b|0", 0.4),
+    ]
     con.executemany("INSERT INTO runs VALUES ('c', 'emb', 'none', 'G3', ?, ?, ?, ?)", runs)
     return con
 
@@ -36,28 +43,41 @@ def _lines(path):
 
 def test_chunk_level_qrels_follow_the_relevance_rule(small, tmp_path):
     out = export_trec(small, "G3", tmp_path)
-    assert _lines(out.qrels_file) == [["c/q1", "0", "ch|c/a|1", "1"], ["c/q1", "0", "ch|c/a|2", "1"],
-                                      ["c/q2", "0", "ch|c/b|0", "1"]]
+    assert _lines(out.qrels_file) == [
+        ["c/q1", "0", "ch|c/a|1", "1"],
+        ["c/q1", "0", "ch|c/a|2", "1"],
+        ["c/q2", "0", "ch|c/b|0", "1"],
+    ]
     assert _lines(out.run_file)[0] == ["c/q1", "Q0", "ch|c/a|0", "1", "0.9", "G3|emb|none"]
     assert (out.n_queries, out.run_lines, out.qrels_lines) == (2, 6, 3)
     # ranx on the files == the hand computation: q1 relevant at ranks 3, 4 (ideal 1, 2); q2 at rank 2
     q1 = (1 / math.log2(4) + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
     q2 = 1 / math.log2(3)
-    score = evaluate(Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "ndcg@10")
+    score = evaluate(
+        Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "ndcg@10"
+    )
     assert score == pytest.approx((q1 + q2) / 2, abs=1e-12)
 
 
 def test_document_level_keeps_each_documents_best_chunk(small, tmp_path):
     out = export_trec(small, "G3", tmp_path, level="document")
-    assert _lines(out.run_file) == [["c/q1", "Q0", "c/a", "1", "0.9", "G3|emb|none"], ["c/q1", "Q0", "c/b", "2", "0.8", "G3|emb|none"],
-                                    ["c/q2", "Q0", "c/a", "1", "0.5", "G3|emb|none"], ["c/q2", "Q0", "c/b", "2", "0.4", "G3|emb|none"]]
+    assert _lines(out.run_file) == [
+        ["c/q1", "Q0", "c/a", "1", "0.9", "G3|emb|none"],
+        ["c/q1", "Q0", "c/b", "2", "0.8", "G3|emb|none"],
+        ["c/q2", "Q0", "c/a", "1", "0.5", "G3|emb|none"],
+        ["c/q2", "Q0", "c/b", "2", "0.4", "G3|emb|none"],
+    ]
     assert _lines(out.qrels_file) == [["c/q1", "0", "c/a", "1"], ["c/q2", "0", "c/b", "1"]]
-    mrr = evaluate(Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "mrr")
+    mrr = evaluate(
+        Qrels.from_file(str(out.qrels_file), kind="trec"), Run.from_file(str(out.run_file), kind="trec"), "mrr"
+    )
     assert mrr == pytest.approx((1 + 0.5) / 2)
 
 
 def test_document_level_uses_qrels_where_the_corpus_has_them(small, tmp_path):
-    small.execute("INSERT INTO queries VALUES ('c/q1', NULL, 'c', 'q one', 'beir'), ('c/q2', NULL, 'c', 'q two', 'beir')")
+    small.execute(
+        "INSERT INTO queries VALUES ('c/q1', NULL, 'c', 'q one', 'beir'), ('c/q2', NULL, 'c', 'q two', 'beir')"
+    )
     small.execute("INSERT INTO qrels VALUES ('c/q1', 'c/b', 1), ('c/q2', 'c/b', 2), ('c/q2', 'c/a', 0)")
     out = export_trec(small, "G3", tmp_path, level="document")
     assert _lines(out.qrels_file) == [["c/q1", "0", "c/b", "1"], ["c/q2", "0", "c/b", "2"]]
@@ -79,8 +99,12 @@ def test_graded_qrels_rescore_cov_ndcg_with_ranx(small, tmp_path):
     grades = {(q, d): int(g) for q, _, d, g in _lines(out.graded_file)}
     # q1's span [100, 200): a|0 covers [100, 140) = 0.4, a|1 [140, 200) = 0.6, a|2 [190, 202) overlaps a|1 (the
     # one overlapping pair of this fixture, so q1 is checked on grades only); q2's span [0, 50): b|0 covers all
-    assert grades == {("c/q1", "ch|c/a|0"): 400_000_000_000, ("c/q1", "ch|c/a|1"): 600_000_000_000,
-                      ("c/q1", "ch|c/a|2"): 100_000_000_000, ("c/q2", "ch|c/b|0"): 10 ** 12}
+    assert grades == {
+        ("c/q1", "ch|c/a|0"): 400_000_000_000,
+        ("c/q1", "ch|c/a|1"): 600_000_000_000,
+        ("c/q1", "ch|c/a|2"): 100_000_000_000,
+        ("c/q2", "ch|c/b|0"): 10**12,
+    }
     assert out.graded_lines == 4
     qrels = Qrels.from_file(str(out.graded_file), kind="trec")
     per_query = evaluate(qrels, Run.from_file(str(out.run_file), kind="trec"), "ndcg@10", return_mean=False)
@@ -107,11 +131,21 @@ def test_export_corpus_then_import_a_run_over_its_ids(con, tmp_path):
     assert (out.corpus, out.n_texts, out.n_queries, out.n_qrels) == ("c", 2, 1, 1)
     corpus = [json.loads(line) for line in (tmp_path / "beir" / "corpus.jsonl").read_text().splitlines()]
     assert [(d["_id"], d["title"], d["text"]) for d in corpus] == [
-        ("structural:gold|c/a|0", "", "[A]\n\nfirst part"), ("structural:gold|c/a|1", "", "[A › B]\n\nsecond part")]
-    assert corpus[1]["metadata"] == {"doc_id": "c/a", "chunkset": "structural:gold", "char_start": 60, "char_end": 200,
-                                     "is_fallback": False, "text_hash": "h1"}
+        ("structural:gold|c/a|0", "", "[A]\n\nfirst part"),
+        ("structural:gold|c/a|1", "", "[A › B]\n\nsecond part"),
+    ]
+    assert corpus[1]["metadata"] == {
+        "doc_id": "c/a",
+        "chunkset": "structural:gold",
+        "char_start": 60,
+        "char_end": 200,
+        "is_fallback": False,
+        "text_hash": "h1",
+    }
     assert (tmp_path / "beir" / "queries.jsonl").read_text() == '{"_id": "c/q1", "text": "which part?"}\n'
-    assert (tmp_path / "beir" / "qrels" / "test.tsv").read_text() == "query-id\tcorpus-id\tscore\nc/q1\tstructural:gold|c/a|1\t1\n"
+    assert (
+        tmp_path / "beir" / "qrels" / "test.tsv"
+    ).read_text() == "query-id\tcorpus-id\tscore\nc/q1\tstructural:gold|c/a|1\t1\n"
     run = tmp_path / "outside.run"
     run.write_text("".join(f"c/q1 Q0 {d['_id']} {i + 1} {1.0 - i / 10} bm25\n" for i, d in enumerate(reversed(corpus))))
     assert import_run(con, run, "outside", "A3").n_lines == 2

@@ -1,4 +1,5 @@
 """``ragwh fetch qasper``: download, verify and extract against a real HTTP server on 127.0.0.1."""
+
 from __future__ import annotations
 
 import hashlib

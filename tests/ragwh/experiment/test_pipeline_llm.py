@@ -1,5 +1,6 @@
 """The orchestrator's LLM stages against a real OpenAI-compatible server on 127.0.0.1: A1 contexts are
 generated through the cache once, and a rerun makes no call and skips the stage."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,8 +42,15 @@ def test_a1_contexts_stage_through_http_and_cache(warehouse_file, monkeypatch):
     _Chat.requests = []
     try:
         base = load_config(None)
-        llm = LLMSpec("openai", {"base_url": f"http://127.0.0.1:{httpd.server_address[1]}/v1", "model": "test-model",
-                                 "max_retries": 0, "timeout_s": 30})
+        llm = LLMSpec(
+            "openai",
+            {
+                "base_url": f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+                "model": "test-model",
+                "max_retries": 0,
+                "timeout_s": 30,
+            },
+        )
         config = dataclasses.replace(base, llm=llm, conditions=("A0", "A1", "A3"), contrasts=("C1",))
         runnable, skipped = config.runnable_conditions()
         assert runnable == ["A0", "A1", "A3"] and skipped == {}
@@ -57,7 +65,8 @@ def test_a1_contexts_stage_through_http_and_cache(warehouse_file, monkeypatch):
                 n_fixed, n_context = pipeline.con.execute(
                     "SELECT (SELECT count(*) FROM chunks WHERE chunkset = 'fixed'), "
                     "(SELECT count(*) FROM chunk_prefixes WHERE prefix_kind = 'llm_context' AND prefix = ?)",
-                    [CONTEXT + "\n\n"]).fetchone()
+                    [CONTEXT + "\n\n"],
+                ).fetchone()
             finally:
                 pipeline.close()
             assert n_fixed > 0 and n_context == n_fixed

@@ -2,6 +2,7 @@
 and a Wikipedia export (no LLM: the Wikipedia corpus gets no queries and says so); the run loads, chunks,
 embeds (a tiny random-weight embedder: its scores mean nothing, they drive the real code), retrieves and
 evaluates all three, and a second run does nothing."""
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from ragwh.cli import app
 from tests.ingest.corpora.wiki_fixtures import outline, page, write_xml
 from tests.ingest.retrieval.fixtures import build_tiny_sentence_transformer
-from ragwh.cli import app
 
 BEIR_DOCS = {f"d{i}": f"Abstract number {i} about protein folding and cell biology, sample {i}." for i in range(8)}
 BEIR_QUERIES = {"q1": "protein folding", "q2": "cell biology sample"}
@@ -24,41 +25,74 @@ def _data(tmp_path, shared_data):
     data = tmp_path / "data"
     beir = data / "beir_tiny"
     (beir / "qrels").mkdir(parents=True)
-    (beir / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": f"Title {k}", "text": v}) + "\n"
-                                               for k, v in BEIR_DOCS.items()))
-    (beir / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in BEIR_QUERIES.items()))
-    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in BEIR_QRELS))
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": f"Title {k}", "text": v}) + "\n" for k, v in BEIR_DOCS.items())
+    )
+    (beir / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in BEIR_QUERIES.items())
+    )
+    (beir / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in BEIR_QRELS)
+    )
     (data / "hotpotqa").mkdir()
     records = json.loads((shared_data / "hotpotqa" / "hotpot_dev_distractor_v1_shared.json").read_text())[:2]
     (data / "hotpotqa" / "two.json").write_text(json.dumps(records))
     (data / "wikipedia").mkdir()
-    write_xml(data / "wikipedia" / "tiny.xml", [page(1, "Alpha Article", outline(2, 2), 30, ["Physics"]),
-                                                 page(2, "Beta Article", outline(3, 1), 25, ["Chemistry"])])
+    write_xml(
+        data / "wikipedia" / "tiny.xml",
+        [
+            page(1, "Alpha Article", outline(2, 2), 30, ["Physics"]),
+            page(2, "Beta Article", outline(3, 1), 25, ["Chemistry"]),
+        ],
+    )
     return data
 
 
 def test_beir_hotpotqa_and_wikipedia_run_from_one_config(shared_data, tmp_path, monkeypatch):
     model = build_tiny_sentence_transformer(tmp_path / "tiny")
     config = {
-        "name": "loaders", "description": "every loader through ragwh run",
+        "name": "loaders",
+        "description": "every loader through ragwh run",
         "corpora": [
-            {"name": "tiny", "loader": "beir", "sources": ["beir_tiny/corpus.jsonl", "beir_tiny/queries.jsonl",
-                                                          "beir_tiny/qrels/test.tsv"], "options": {"split": "test"}},
+            {
+                "name": "tiny",
+                "loader": "beir",
+                "sources": ["beir_tiny/corpus.jsonl", "beir_tiny/queries.jsonl", "beir_tiny/qrels/test.tsv"],
+                "options": {"split": "test"},
+            },
             {"name": "hotpotqa", "loader": "hotpotqa", "sources": ["hotpotqa/two.json"]},
-            {"name": "wikipedia", "loader": "wikipedia", "sources": ["wikipedia/tiny.xml"],
-             "options": {"filters": False, "generate_queries": True}},
+            {
+                "name": "wikipedia",
+                "loader": "wikipedia",
+                "sources": ["wikipedia/tiny.xml"],
+                "options": {"filters": False, "generate_queries": True},
+            },
         ],
         "embedders": [{"model": str(model), "strong": True}],
-        "rerankers": [], "inducer": "texttiling", "llm": {"backend": "none"},
-        "conditions": ["DOC", "A0", "A2", "G2"], "contrasts": [], "k": 50,
-        "bootstrap": {"B": 200, "seed": 20260710}, "primary": {"metric": "nDCG@10"},
+        "rerankers": [],
+        "inducer": "texttiling",
+        "llm": {"backend": "none"},
+        "conditions": ["DOC", "A0", "A2", "G2"],
+        "contrasts": [],
+        "k": 50,
+        "bootstrap": {"B": 200, "seed": 20260710},
+        "primary": {"metric": "nDCG@10"},
     }
     path = tmp_path / "loaders.yml"
     path.write_text(yaml.safe_dump(config))
     warehouse = tmp_path / "loaders.duckdb"
     monkeypatch.delenv("RAGWH_LLM_BACKEND", raising=False)
-    args = ["run", "--config", str(path), "--data", str(_data(tmp_path, shared_data)), "--warehouse", str(warehouse),
-            "--report", str(tmp_path / "loaders.html")]
+    args = [
+        "run",
+        "--config",
+        str(path),
+        "--data",
+        str(_data(tmp_path, shared_data)),
+        "--warehouse",
+        str(warehouse),
+        "--report",
+        str(tmp_path / "loaders.html"),
+    ]
     runner = CliRunner()
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
@@ -70,10 +104,19 @@ def test_beir_hotpotqa_and_wikipedia_run_from_one_config(shared_data, tmp_path, 
         docs = dict(con.execute("SELECT corpus, count(*) FROM documents GROUP BY 1").fetchall())
         assert docs["tiny"] == len(BEIR_DOCS) and docs["hotpotqa"] >= 10 and docs["wikipedia"] == 2
         runs = {r[:2]: r[2] for r in con.execute("SELECT corpus, condition, n_queries FROM run_manifest").fetchall()}
-        assert {("tiny", "DOC"): 2, ("hotpotqa", "DOC"): 2, ("wikipedia", "A0"): 0, ("wikipedia", "A2"): 0,
-                ("wikipedia", "G2"): 0}.items() <= runs.items()  # Wikipedia: retrieved, no query to rank for
-        scored = dict(con.execute("SELECT corpus, count(DISTINCT query_id) FROM query_metrics "
-                                  "WHERE metric = 'nDCG@10' AND condition = 'DOC' GROUP BY 1").fetchall())
+        assert {
+            ("tiny", "DOC"): 2,
+            ("hotpotqa", "DOC"): 2,
+            ("wikipedia", "A0"): 0,
+            ("wikipedia", "A2"): 0,
+            ("wikipedia", "G2"): 0,
+        }.items() <= runs.items()  # Wikipedia: retrieved, no query to rank for
+        scored = dict(
+            con.execute(
+                "SELECT corpus, count(DISTINCT query_id) FROM query_metrics "
+                "WHERE metric = 'nDCG@10' AND condition = 'DOC' GROUP BY 1"
+            ).fetchall()
+        )
         assert scored == {"tiny": 2, "hotpotqa": 2}
         index = {r[:2]: r[2] for r in con.execute("SELECT corpus, condition, n_docs FROM condition_index").fetchall()}
         assert index[("wikipedia", "A0")] == index[("wikipedia", "A2")] == index[("wikipedia", "G2")] == 2
@@ -84,7 +127,6 @@ def test_beir_hotpotqa_and_wikipedia_run_from_one_config(shared_data, tmp_path, 
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
     assert "nothing changed since the last run" in second.output, second.output
-
 
 
 @pytest.mark.parametrize("study", ["chunking", "rewriting"])

@@ -1,5 +1,6 @@
 """The HTML report: every section from mart rows, 'not run' with reasons on an empty warehouse, and a
 real render in headless Chromium."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,11 +29,27 @@ def _fill_marts(con) -> None:
     con.execute("""CREATE TABLE primary_contrasts AS SELECT *, 0.05 AS mde, mean_delta AS mixed_coef, 0.01 AS mixed_se,
         ci_low AS mixed_ci_low, ci_high AS mixed_ci_high, p_value AS mixed_p_value, TRUE AS mixed_converged
         FROM contrasts WHERE is_primary""")
-    rows = [(*CELL, c, m, 20, 5, 0.5 + 0.01 * i + 0.02 * j, 0.2, 0.45 + 0.01 * i + 0.02 * j, 0.55 + 0.01 * i + 0.02 * j, 2000)
-            for i, c in enumerate(CONDITIONS) for j, m in enumerate(METRICS)]
-    con.execute("CREATE TABLE condition_means (corpus VARCHAR, embedder VARCHAR, reranker VARCHAR, condition VARCHAR, "
-                "metric VARCHAR, n_queries BIGINT, n_docs BIGINT, mean_value DOUBLE, sd_value DOUBLE, ci_low DOUBLE, "
-                "ci_high DOUBLE, n_boot BIGINT)")
+    rows = [
+        (
+            *CELL,
+            c,
+            m,
+            20,
+            5,
+            0.5 + 0.01 * i + 0.02 * j,
+            0.2,
+            0.45 + 0.01 * i + 0.02 * j,
+            0.55 + 0.01 * i + 0.02 * j,
+            2000,
+        )
+        for i, c in enumerate(CONDITIONS)
+        for j, m in enumerate(METRICS)
+    ]
+    con.execute(
+        "CREATE TABLE condition_means (corpus VARCHAR, embedder VARCHAR, reranker VARCHAR, condition VARCHAR, "
+        "metric VARCHAR, n_queries BIGINT, n_docs BIGINT, mean_value DOUBLE, sd_value DOUBLE, ci_low DOUBLE, "
+        "ci_high DOUBLE, n_boot BIGINT)"
+    )
     con.executemany("INSERT INTO condition_means VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     con.execute("""CREATE TABLE metric_cuts AS
         SELECT corpus, embedder, reranker, condition, metric, 'query_type' AS cut, qt AS cut_value,
@@ -71,8 +88,13 @@ def test_every_section_renders_from_marts(con):
 def test_empty_warehouse_says_not_run_everywhere(con):
     page = render_report(con, load_config(None), "all-MiniLM-L6-v2", {})
     assert "<img" not in page
-    for reason in ("contrasts mart is empty or absent", "condition_means mart is empty or absent",
-                   "no two-stage runs", "nothing was ingested", "no chunks"):
+    for reason in (
+        "contrasts mart is empty or absent",
+        "condition_means mart is empty or absent",
+        "no two-stage runs",
+        "nothing was ingested",
+        "no chunks",
+    ):
         assert reason in page, reason
 
 
@@ -82,8 +104,8 @@ def _png_size_and_colours(path) -> tuple[int, int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", chunk[:10])
             channels = {2: 3, 6: 4}[colour]
@@ -93,8 +115,11 @@ def _png_size_and_colours(path) -> tuple[int, int, int]:
     raw = zlib.decompress(idat)
     stride = width * channels + 1
     # sample the filter-free bytes of every 50th row: enough to tell a blank page from a rendered one
-    samples = {raw[r * stride + 1 + i:r * stride + 1 + i + channels] for r in range(0, height, 50)
-               for i in range(0, width * channels, channels * 7)}
+    samples = {
+        raw[r * stride + 1 + i : r * stride + 1 + i + channels]
+        for r in range(0, height, 50)
+        for i in range(0, width * channels, channels * 7)
+    }
     return width, height, len(samples)
 
 
@@ -104,9 +129,20 @@ def test_renders_in_headless_chromium(con, tmp_path):
     _fill_marts(con)
     report = write_report(con, load_config(None), tmp_path / "report.html", {"A1": "no LLM backend"})
     shot = tmp_path / "shot.png"
-    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-           "--window-size=1200,3000", f"--screenshot={shot}", report.as_uri()]
+    cmd = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1200,3000",
+        f"--screenshot={shot}",
+        report.as_uri(),
+    ]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     width, height, colours = _png_size_and_colours(shot)
     assert (width, height) == (1200, 3000)

@@ -1,6 +1,7 @@
 """The rewriting study's primary metric is the setting rewriting_primary_metric the warehouse's marts were built with
 (``warehouse.identity.setting``: the value the run stored in experiment_settings, else dbt_project.yml's HIT@10),
 never a constant: the paper tables, the report's sections and ``ragwh slice`` show the metric the run used."""
+
 from __future__ import annotations
 
 import json
@@ -24,16 +25,21 @@ def _warehouse(primary: str | None) -> duckdb.DuckDBPyConnection:
     """rewrite_solo, rewrite_router_tau and rewrite_slices with rows for HIT@10 and nDCG@10, and experiment_settings
     holding ``primary`` (no row when None)."""
     con = duckdb.connect()
-    con.execute("CREATE TABLE experiment_settings (name VARCHAR, value_json VARCHAR, study VARCHAR, "
-                "experiment_id INTEGER)")
+    con.execute(
+        "CREATE TABLE experiment_settings (name VARCHAR, value_json VARCHAR, study VARCHAR, experiment_id INTEGER)"
+    )
     if primary is not None:
-        con.execute("INSERT INTO experiment_settings VALUES ('rewriting_primary_metric', ?, 'rewriting', 1)",
-                    [json.dumps(primary)])
+        con.execute(
+            "INSERT INTO experiment_settings VALUES ('rewriting_primary_metric', ?, 'rewriting', 1)",
+            [json.dumps(primary)],
+        )
     solo = []
     for i, (metric, mean) in enumerate(METRICS.items()):
         solo.append(f"({CELL}, 'S1', '{metric}', 3, 50, {mean}, 0.01, NULL, NULL, NULL, NULL, NULL, NULL, 1)")
-        solo.append(f"({CELL}, 'HyDE', '{metric}', 3, 50, {mean + 0.1}, 0.02, 50, {0.1 + i / 100}, 0.05, 0.15, "
-                    f"{0.01 + i / 10}, {0.02 + i / 10}, 5)")
+        solo.append(
+            f"({CELL}, 'HyDE', '{metric}', 3, 50, {mean + 0.1}, 0.02, 50, {0.1 + i / 100}, 0.05, 0.15, "
+            f"{0.01 + i / 10}, {0.02 + i / 10}, 5)"
+        )
     con.execute("""CREATE TABLE rewrite_solo (corpus VARCHAR, embedder VARCHAR, reranker VARCHAR, strategy VARCHAR,
         metric VARCHAR, n_seeds INTEGER, n_queries_per_seed INTEGER, mean_value DOUBLE, sd_seeds DOUBLE,
         n_paired INTEGER, delta DOUBLE, ci_low DOUBLE, ci_high DOUBLE, p_value DOUBLE, p_holm DOUBLE, family_size INTEGER)""")
@@ -43,10 +49,15 @@ def _warehouse(primary: str | None) -> duckdb.DuckDBPyConnection:
         ({CELL}, 'Q2D', 'paper', 'fixed', 'nDCG@10', 0.65, 0.3, 0.41, 0.25, 0.45, 0.16, -0.04, 0.3, 0.6, 0.02))
         t(corpus, embedder, reranker, helper, rule, source, metric, tau, pct_expanded, router_value, baseline_value,
           merge_value, delta_vs_baseline, delta_vs_merge, calls_per_query, best_grid_tau, gap)""")
-    values = ", ".join(f"('HyDE', {CELL}, '{m}', 'type', 'bridge', 30, 10, {v}, 0, 0.2, 0.04, 0.04, 1, false, 300, "
-                       f"0.1, 50, 0.5, 0.6, 2, {m == primary}, 'solo')" for m, v in METRICS.items())
-    con.execute(f"CREATE TABLE rewrite_slices AS SELECT * FROM (VALUES {values}) "
-                f"t({', '.join(COLUMNS)}, is_primary_metric, kind)")
+    values = ", ".join(
+        f"('HyDE', {CELL}, '{m}', 'type', 'bridge', 30, 10, {v}, 0, 0.2, 0.04, 0.04, 1, false, 300, "
+        f"0.1, 50, 0.5, 0.6, 2, {m == primary}, 'solo')"
+        for m, v in METRICS.items()
+    )
+    con.execute(
+        f"CREATE TABLE rewrite_slices AS SELECT * FROM (VALUES {values}) "
+        f"t({', '.join(COLUMNS)}, is_primary_metric, kind)"
+    )
     return con
 
 

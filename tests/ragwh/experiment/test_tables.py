@@ -1,5 +1,6 @@
 """Paper tables: LaTeX that compiles (pdflatex when installed, else its structure), CSV that reads back as the
 mart's numbers, Markdown, the demo label in captions, marks and bold."""
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,13 @@ def check_latex(path) -> None:
             assert row.count("&") == cols - 1, row
     pdflatex = shutil.which("pdflatex")
     if pdflatex:
-        done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", path.name], cwd=path.parent,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [pdflatex, "-interaction=nonstopmode", "-halt-on-error", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout[-2000:]
         assert (path.parent / "tables.pdf").stat().st_size > 1000
 
@@ -39,8 +45,15 @@ def test_chunking_tables_in_every_format(con, tmp_path):
     _fill_marts(con)
     result = export_tables(con, load_config(None), tmp_path)
     names = sorted(p.name for p in result.files)
-    assert names == ["chunking-table1.csv", "chunking-table1.md", "chunking-table1.tex", "chunking-table2.csv",
-                     "chunking-table2.md", "chunking-table2.tex", "tables.tex"]
+    assert names == [
+        "chunking-table1.csv",
+        "chunking-table1.md",
+        "chunking-table1.tex",
+        "chunking-table2.csv",
+        "chunking-table2.md",
+        "chunking-table2.tex",
+        "tables.tex",
+    ]
     table1 = (tmp_path / "chunking-table1.tex").read_text()
     assert r"\toprule" in table1 and "DEMO NUMBERS, NOT RESULTS" in table1  # the demo config's label in the caption
     assert r"C2 & A3 $-$ P & 20 & 5 & +0.031 & [+0.010, +0.052] & 0.012 & 0.41 \\" in table1
@@ -53,8 +66,13 @@ def test_chunking_tables_in_every_format(con, tmp_path):
 
 def test_table1_names_the_contrasts_that_did_not_run(con, tmp_path):
     _fill_marts(con)
-    export_tables(con, load_config(None), tmp_path, formats=("latex", "markdown"),
-                  not_run={"C1": "A1 needs an LLM backend", "A1": "no LLM", "C9": "not pre-registered"})
+    export_tables(
+        con,
+        load_config(None),
+        tmp_path,
+        formats=("latex", "markdown"),
+        not_run={"C1": "A1 needs an LLM backend", "A1": "no LLM", "C9": "not pre-registered"},
+    )
     table1 = (tmp_path / "chunking-table1.tex").read_text()
     assert r"Not in this table: C1 (A3 $-$ A1): A1 needs an LLM backend. DEMO NUMBERS" in table1
     assert "C9" not in table1 and "no LLM" not in table1  # only pre-registered contrasts, only in Table 1
@@ -72,7 +90,12 @@ def test_csv_reads_back_as_the_marts_numbers(con, tmp_path):
     assert len(rows) == len(mart) == 12 * 7
     for r in rows:
         m = mart[(r["condition"], r["metric"])]
-        assert (float(r["mean_value"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n_queries"])) == (m[7], m[9], m[10], m[5])
+        assert (float(r["mean_value"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n_queries"])) == (
+            m[7],
+            m[9],
+            m[10],
+            m[5],
+        )
     with open(tmp_path / "chunking-table1.csv", newline="") as handle:
         first = next(csv.DictReader(handle))
     assert (first["contrast"], float(first["mean_delta"]), float(first["p_holm"])) == ("C2", 0.031, 0.012)
@@ -80,8 +103,10 @@ def test_csv_reads_back_as_the_marts_numbers(con, tmp_path):
 
 def test_nothing_to_write_says_why(con, tmp_path):
     result = export_tables(con, load_config(None), tmp_path)
-    assert result.files == [] and result.skipped == {"chunking-table1": "contrasts was not built",
-                                                     "chunking-table2": "condition_means was not built"}
+    assert result.files == [] and result.skipped == {
+        "chunking-table1": "contrasts was not built",
+        "chunking-table2": "condition_means was not built",
+    }
 
 
 def test_marks_and_escaping():
@@ -95,7 +120,12 @@ def test_figures_as_files(con, tmp_path, fmt):
     _fill_marts(con)
     result = export_tables(con, load_config(None), tmp_path / "t", formats=["csv"], figures=tmp_path / "f")
     names = sorted(p.name for p in result.figures if p.suffix == f".{fmt}")
-    assert names == [f"chunking-budget-demo-all-minilm-l6-v2.{fmt}", f"chunking-dose-demo-all-minilm-l6-v2.{fmt}",
-                     f"chunking-forest.{fmt}", f"chunking-funnel.{fmt}", f"chunking-sizes.{fmt}"]
+    assert names == [
+        f"chunking-budget-demo-all-minilm-l6-v2.{fmt}",
+        f"chunking-dose-demo-all-minilm-l6-v2.{fmt}",
+        f"chunking-forest.{fmt}",
+        f"chunking-funnel.{fmt}",
+        f"chunking-sizes.{fmt}",
+    ]
     head = (tmp_path / "f" / f"chunking-forest.{fmt}").read_bytes()[:200]
     assert head.startswith(b"%PDF") if fmt == "pdf" else b"<svg" in head or b"<?xml" in head

@@ -1,4 +1,5 @@
 """Random runs for the fusion tests: the same runs as a dense stack and as ranx Runs."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from udfs.fusion.stack import RunStack, stack_runs
 @dataclass
 class RandomRuns:
     stack: RunStack
-    runs: list[dict[str, dict[str, float]]]   # per run: {query: {doc: score}}
+    runs: list[dict[str, dict[str, float]]]  # per run: {query: {doc: score}}
     qrels: dict[str, dict[str, int]]
     queries: list[str]
 
@@ -53,8 +54,9 @@ def assert_equals_ranx(rr: RandomRuns, fused: np.ndarray, masks: list[int], meth
             ours[rr.queries[group[i]]][rr.stack.item_key[i]] = fused[i, j]
         for q in rr.queries:
             assert set(ours[q]) == set(theirs[q]), (method, mask, q)
-            np.testing.assert_allclose([ours[q][d] for d in sorted(ours[q])],
-                                       [theirs[q][d] for d in sorted(ours[q])], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(
+                [ours[q][d] for d in sorted(ours[q])], [theirs[q][d] for d in sorted(ours[q])], rtol=0, atol=1e-12
+            )
 
 
 def pair_masks(n_runs: int) -> list[int]:

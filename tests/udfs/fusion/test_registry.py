@@ -1,5 +1,6 @@
 """``seeds/fusion_rules.csv``: the one place a fusion rule's name lives; the ensemble kernel, the report and the
 marts' tests read it, and each row's kernel is the function the kernel runs."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,11 +18,19 @@ def test_the_kernel_dispatch_and_the_report_read_the_registry():
 
     rules = fusion_rules()
     assert [r.rule for r in rules] == list(RULES) == list(RULE_NAMES) == ["max", "rrf", "combsum", "combmnz"]
-    assert RULES == {"max": ("scores", comb_max), "rrf": ("ranks", rrf), "combsum": ("normalized", comb_sum),
-                     "combmnz": ("normalized", comb_mnz)}
+    assert RULES == {
+        "max": ("scores", comb_max),
+        "rrf": ("ranks", rrf),
+        "combsum": ("normalized", comb_sum),
+        "combmnz": ("normalized", comb_mnz),
+    }
     assert RULE_NAMES["rrf"] == "RRF (k = 60)" and len(set(RULE_NAMES.values())) == len(RULE_NAMES)
-    assert {(r.ranx_method, r.ranx_norm) for r in rules} == {("max", None), ("rrf", "min-max"), ("sum", "min-max"),
-                                                             ("mnz", "min-max")}
+    assert {(r.ranx_method, r.ranx_norm) for r in rules} == {
+        ("max", None),
+        ("rrf", "min-max"),
+        ("sum", "min-max"),
+        ("mnz", "min-max"),
+    }
 
 
 def test_a_bad_row_names_the_file_and_line(tmp_path, monkeypatch):
@@ -30,7 +39,9 @@ def test_a_bad_row_names_the_file_and_line(tmp_path, monkeypatch):
     (tmp_path / "seeds").mkdir()
     (tmp_path / "seeds" / "fusion_rules.csv").write_text(
         "rule,input,display_name,kernel,ranx_method,ranx_norm,description\n"
-        "max,scores,max,udfs/fusion/comb_max.py::comb_max,max,,x\nodd,votes,odd,udfs/x.py::f,,,y\n", encoding="utf-8")
+        "max,scores,max,udfs/fusion/comb_max.py::comb_max,max,,x\nodd,votes,odd,udfs/x.py::f,,,y\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr("warehouse.paths.PROJECT_ROOT", tmp_path)
     registry.fusion_rules.cache_clear()
     try:

@@ -1,4 +1,5 @@
 """Independent references for the statistics kernels' tests: plain Python loops, no vectorization."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,12 +1,13 @@
 """The slice heterogeneity test (udfs/stats/heterogeneity.py): hand-computed statistic, known answers (identical
 slices -> no heterogeneity, a planted effect in one slice -> detected), calibration under the null, a plain
 loop over the same draws, and its SQL UDF."""
+
 import duckdb
 import numpy as np
 import pytest
 
-from udfs.stats.heterogeneity import slice_heterogeneity
 from udfs.register import register_all
+from udfs.stats.heterogeneity import slice_heterogeneity
 
 
 def _data(rng, n_docs=60, planted=0.0, slices=("a", "b", "c")):
@@ -75,8 +76,10 @@ def test_planted_effect_in_one_slice_is_detected_and_null_is_not():
 
 def test_calibrated_under_the_null():
     """No heterogeneity planted: about 5% of 200 data sets reject at 0.05 (binomial 99% band: 3..19)."""
-    rejections = sum(slice_heterogeneity(*_data(np.random.default_rng(100 + i), n_docs=40), n_boot=300, seed=i).p_value
-                     < 0.05 for i in range(200))
+    rejections = sum(
+        slice_heterogeneity(*_data(np.random.default_rng(100 + i), n_docs=40), n_boot=300, seed=i).p_value < 0.05
+        for i in range(200)
+    )
     assert 3 <= rejections <= 19
 
 
@@ -105,8 +108,9 @@ def test_sql_udf_equals_the_kernel():
     v, c, g = _data(rng, n_docs=20, planted=0.2)
     con = duckdb.connect()
     register_all(con)
-    got = con.execute("SELECT slice_heterogeneity(?::DOUBLE[], ?::VARCHAR[], ?::VARCHAR[], 500, 13)",
-                      [list(v), list(c), list(g)]).fetchone()[0]
+    got = con.execute(
+        "SELECT slice_heterogeneity(?::DOUBLE[], ?::VARCHAR[], ?::VARCHAR[], 500, 13)", [list(v), list(c), list(g)]
+    ).fetchone()[0]
     ref = slice_heterogeneity(v, c, g, n_boot=500, seed=13)
     assert got == {"statistic": ref.statistic, "p_value": ref.p_value, "n_exceed": ref.n_exceed, "n_slices": 3}
 
@@ -117,6 +121,8 @@ def test_many_tests_at_once_equal_separate_calls():
     data = [_data(np.random.default_rng(20 + i), n_docs=15, planted=0.1 * i) for i in range(3)]
     same_docs = (data[0][0] * 2, data[0][1], data[0][2])  # the first test's documents again: one shared product
     problems = [*data, same_docs, ([0.1, 0.2], ["d1", "d2"], ["a", "a"])]
-    many = slice_heterogeneity_many([p[0] for p in problems], [p[1] for p in problems], [p[2] for p in problems], 200, 5)
+    many = slice_heterogeneity_many(
+        [p[0] for p in problems], [p[1] for p in problems], [p[2] for p in problems], 200, 5
+    )
     assert many == [slice_heterogeneity(*p, n_boot=200, seed=5) for p in problems[:4]] + [many[4]]
     assert many[4].n_slices == 1 and np.isnan(many[4].p_value)

@@ -33,7 +33,9 @@ def test_bootstrap_matches_plain_loop_with_same_seed():
     assert res.se == pytest.approx(np.std(ref, ddof=1), abs=1e-13)
     assert (res.n, res.n_clusters) == (len(v), 40)
     # the replicates on the far side of zero, from which p = min(1, 2 n_far / B)
-    assert res.n_far == min(int((ref <= 0).sum()), int((ref >= 0).sum())) and res.p_value == min(1.0, 2 * res.n_far / 2500)
+    assert res.n_far == min(int((ref <= 0).sum()), int((ref >= 0).sum())) and res.p_value == min(
+        1.0, 2 * res.n_far / 2500
+    )
 
 
 def test_shared_draws_equal_separate_calls_and_rerun_is_identical():
@@ -75,8 +77,9 @@ def test_holm_matches_statsmodels():
     fams = [list(rng.uniform(0, 0.1, n)) for n in (4, 1, 3, 6)]
     got = holm_families(fams)
     for i, f in enumerate(fams):
-        np.testing.assert_allclose(got.values[got.offsets[i]:got.offsets[i + 1]],
-                                   multipletests(f, method="holm")[1], atol=1e-15)
+        np.testing.assert_allclose(
+            got.values[got.offsets[i] : got.offsets[i + 1]], multipletests(f, method="holm")[1], atol=1e-15
+        )
     np.testing.assert_allclose(holm([0.01, 0.04, 0.03, 0.5]), [0.04, 0.09, 0.09, 0.5])
     with pytest.raises(ValueError):
         holm([0.1, float("nan")])
@@ -148,7 +151,8 @@ def test_paired_bootstrap_equals_cluster_bootstrap_with_one_unit_per_value():
     for got, alone in ((many[0], ours), (many[2], paired_bootstrap(values[:100], 1500, 21))):
         assert got.p_value == alone.p_value and got.n == alone.n
         assert (got.estimate, got.ci_low, got.ci_high, got.se) == pytest.approx(
-            (alone.estimate, alone.ci_low, alone.ci_high, alone.se), abs=1e-12)
+            (alone.estimate, alone.ci_low, alone.ci_high, alone.se), abs=1e-12
+        )
 
 
 def test_paired_bootstrap_hand_case_and_errors():
@@ -156,7 +160,7 @@ def test_paired_bootstrap_hand_case_and_errors():
 
     res = paired_bootstrap([1.0, 1.0, 1.0], 200, 0)  # every replicate is 1: CI [1, 1], p = 0
     assert (res.estimate, res.ci_low, res.ci_high, res.p_value) == (1.0, 1.0, 1.0, 0.0)
-    zero = paired_bootstrap([0.0, 0.0], 200, 0)      # all exact zeros count in both tails
+    zero = paired_bootstrap([0.0, 0.0], 200, 0)  # all exact zeros count in both tails
     assert zero.p_value == 1.0
     with pytest.raises(ValueError, match="non-finite"):
         paired_bootstrap([0.1, float("nan")], 10, 0)
