@@ -1,5 +1,5 @@
 """``condition_means`` and ``metric_cuts`` are bit-identical whatever order
-``query_metrics`` holds its rows in (two builds used to differ by ~1e-16 because float sums depend
+``int_query_metrics`` (the per-query scores they read) holds its rows in (two builds used to differ by ~1e-16 because float sums depend
 on the order rows reach the aggregate)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from warehouse.dbt import run_dbt
 N = 3000  # per cell: enough terms that a reordered float sum changes its last bits
 
 
-def _query_metrics(order_seed: int) -> pa.Table:
+def _int_query_metrics(order_seed: int) -> pa.Table:
     rng = random.Random(7)
     rows = [
         {
@@ -40,8 +40,8 @@ def _query_metrics(order_seed: int) -> pa.Table:
 
 def _build(path, order_seed: int) -> dict[str, list[tuple]]:
     con = connect(path)
-    con.register("qm", _query_metrics(order_seed))
-    con.execute("CREATE TABLE query_metrics AS SELECT * FROM qm")
+    con.register("qm", _int_query_metrics(order_seed))
+    con.execute("CREATE TABLE int_query_metrics AS SELECT * FROM qm")
     con.close()
     run_dbt("run", path, select="condition_means metric_cuts", progress=False)
     con = duckdb.connect(str(path), read_only=True)
