@@ -5,9 +5,9 @@ per question) are easy for a dense retriever on their own: with 36 documents eve
 paragraph in its top 10. The study is about queries the dense baseline misses, so every question also gets
 look-alike paragraphs: texts that share its named entity and its wording (the harbour, the pier, the ferries)
 but do not hold the answer, the way real distractors share surface words with a multi-hop or comparison question.
-They are made from a few templates (a club, a walking trail, postcards, a society, a museum model, a folk
-tale, a festival stall, a street) filled with the question's anchor and key phrases, :data:`LOOKALIKES` per
-question, so the baseline ranks some supporting paragraphs below the cut of 10 and a rewrite that words the
+They are made from 16 templates (a heritage trail, a society, postcards, a museum model, a folk tale, a lecture
+series, a stamp, a mural, a song, a documentary, ...) filled with the question's anchor and key phrases,
+:data:`LOOKALIKES` (13) per question, so the baseline ranks some supporting paragraphs below the cut of 10 and a rewrite that words the
 question differently can bring them back.
 
 ``python -m ragwh.experiment.demo.rewriting_corpus`` rewrites the JSON in place: it keeps each question's
