@@ -9,11 +9,11 @@ the report and the paper tables print, ``kernel`` its function in ``udfs/fusion/
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from udfs.metrics.registry import resolve
 from warehouse.paths import seed_rows
 
 INPUTS = ("scores", "ranks", "normalized")
@@ -31,8 +31,7 @@ class FusionRule:
 
     def function(self) -> Callable:
         """The kernel ``udfs/fusion/<file>.py::<function>`` names."""
-        path, _, name = self.kernel.partition("::")
-        return getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), name)
+        return resolve(self.kernel)
 
 
 @cache
